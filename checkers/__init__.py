@@ -1,0 +1,1 @@
+"""checkers room (see DESIGN.md)."""

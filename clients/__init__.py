@@ -1,0 +1,1 @@
+"""clients room (see DESIGN.md)."""

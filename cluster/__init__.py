@@ -1,0 +1,1 @@
+"""cluster room (see DESIGN.md)."""

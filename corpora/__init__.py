@@ -1,0 +1,1 @@
+"""corpora room (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""scoring room (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""storage room (see DESIGN.md)."""

@@ -1,0 +1,41 @@
+"""A real S3 API for tests: `moto_server` over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+from tests.helpers.ports import free_port, wait_for_port
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint_url: str
+    process: subprocess.Popen
+
+    def env(self) -> dict[str, str]:
+        """The standard AWS variables that point boto3 and pyarrow at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+        }
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint_url, region_name="us-east-1",
+                            aws_access_key_id="testing", aws_secret_access_key="testing")  # fmt: skip
+
+
+def start_moto() -> S3Server:
+    port = free_port()
+    proc = subprocess.Popen(
+        ["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ},
+    )  # fmt: skip
+    wait_for_port(port, timeout=30)
+    return S3Server(f"http://127.0.0.1:{port}", proc)
