@@ -25,3 +25,7 @@ class BibRecord:
     arxiv_id: str | None = None
     type: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    fetched_at: str | None = field(default=None, compare=False, hash=False)
+    """UTC ISO-8601 time the underlying response was fetched (from the response cache stamp)."""
+    url: str | None = field(default=None, compare=False, hash=False)
+    """The source's landing page for the record, when it gives one."""

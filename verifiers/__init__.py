@@ -4,7 +4,15 @@ Every module of this package registers its own systems with `@system(...)`; `reg
 `build_system()` import them all on first use, so adding a system is adding a module.
 """
 
-from verifiers.registry import Requirement, SystemSpec, build_system, get_entry, load_plugins, registered, system
+from verifiers.registry import (
+    Requirement,
+    SystemSpec,
+    build_system,
+    get_entry,
+    load_plugins,
+    registered,
+    system,
+)
 from verifiers.system import RunContext, System
 
 __all__ = [

@@ -1,0 +1,60 @@
+"""The shared shape of an online source: an `HttpLayer`, default limits, capability flags."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from clients.bib_record import BibRecord
+from clients.http import HttpLayer, HttpOptions, parse_json
+from clients.limiter import Limiter
+
+__all__ = ["HttpSource"]
+
+
+class HttpSource:
+    """Base of the online adapters. Subclasses set the class variables and translate records.
+
+    Args:
+        options: the run's shared HTTP options (transport, limiter, cache, guard, retry).
+        base_url: API root; defaults to the real service (`BASE_URL`).
+    """
+
+    name: ClassVar[str]
+    BASE_URL: ClassVar[str]
+    DEFAULT_RPM: ClassVar[float]
+    """Requests per minute this source is configured for by default (polite, documented limits)."""
+    can_lookup_doi: ClassVar[bool] = True
+    can_search_title: ClassVar[bool] = True
+
+    def __init__(self, options: HttpOptions | None = None, *, base_url: str | None = None) -> None:
+        self.options = options or HttpOptions()
+        self.http = self._make_http(base_url or self.BASE_URL)
+
+    def _make_http(self, base_url: str) -> HttpLayer:
+        return HttpLayer(self.name, base_url, self.options)
+
+    @property
+    def network_calls(self) -> int:
+        """Requests actually sent (retries included; cache hits excluded)."""
+        return self.http.network_calls
+
+    async def configure_limits(self, limiter: Limiter | None = None, rpm: float | None = None) -> None:
+        """Configure this source's limiter key (default: `DEFAULT_RPM`)."""
+        limiter = limiter or self.options.limiter
+        if limiter is not None:
+            await limiter.configure(self.http.limiter_key, rpm=rpm or self.DEFAULT_RPM)
+
+    async def _json(self, path: str, params: dict[str, Any] | None = None,
+                    accept: str = "application/json") -> tuple[Any | None, str]:  # fmt: skip
+        """(parsed body or None for 404, fetch date)."""
+        response = await self.http.get(path, params, accept=accept, parse=parse_json)
+        return (None if response.status == 404 else response.data), response.fetched_at
+
+    async def lookup_doi(self, doi: str) -> BibRecord | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    async def search_title(self, title: str, limit: int = 5) -> list[BibRecord]:  # pragma: no cover
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

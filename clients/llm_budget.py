@@ -1,0 +1,175 @@
+"""A run's spending limit in dollars and tokens, shared by every worker of the run.
+
+Checked before starting (`preflight`: does the estimate of the remaining work fit?) and enforced
+while running: the gateway calls `check()` before every paid request and `charge()` after it.
+When the budget is reached `check()` raises `BudgetExhausted`; systems turn that into
+`Output.failed(item_id, "budget exhausted ...", "budget")` for every item they did not finish, the
+runner keeps such shards unpersisted and stops, and a resubmission resumes from the response
+cache (nothing paid twice). Requests in flight when the limit is crossed still complete and are
+charged, so the overshoot is at most one request per concurrent slot.
+
+`BudgetLedger` holds the numbers (pure Python, thread-safe). `BudgetClient` is what systems hold:
+picklable, it talks to one named Ray actor per budget name when Ray is initialized (so N workers
+share one budget), else to a per-process ledger.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["BudgetClient", "BudgetExhausted", "BudgetLedger"]
+
+NAMESPACE = "scrutineer"
+
+
+class BudgetExhausted(Exception):
+    """The run's budget is spent; the message says what was spent against what limit."""
+
+
+@dataclass
+class BudgetLedger:
+    """Spent and allowed dollars and tokens. A limit of None is no limit."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    paid_requests: int = 0
+    unpriced_requests: int = 0
+    """Requests whose model has no listed price (their tokens still count)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def exhausted_reason(self) -> str | None:
+        with self._lock:
+            if self.usd is not None and self.spent_usd >= self.usd:
+                return f"spent ${self.spent_usd:.4f} of ${self.usd:.4f}"
+            if self.tokens is not None and self.spent_tokens >= self.tokens:
+                return f"spent {self.spent_tokens} of {self.tokens} tokens"
+            return None
+
+    def charge(self, usd: float | None, tokens: int) -> None:
+        with self._lock:
+            self.paid_requests += 1
+            self.spent_tokens += tokens
+            if usd is None:
+                self.unpriced_requests += 1
+            else:
+                self.spent_usd += usd
+
+    def preflight(self, estimate_usd: float | None, estimate_tokens: int) -> dict[str, Any]:
+        """Does an estimate of the remaining work fit what is left? (fraction that fits, 0..1)."""
+        with self._lock:
+            fractions = [1.0]
+            if self.usd is not None and estimate_usd:
+                fractions.append(max(0.0, self.usd - self.spent_usd) / estimate_usd)
+            if self.tokens is not None and estimate_tokens:
+                fractions.append(max(0, self.tokens - self.spent_tokens) / estimate_tokens)
+            fits = min(fractions)
+            return {"fits": fits >= 1.0, "fraction_fits": min(1.0, fits), "estimate_usd": estimate_usd,
+                    "estimate_tokens": estimate_tokens, **self._status()}  # fmt: skip
+
+    def _status(self) -> dict[str, Any]:
+        return {"usd": self.usd, "tokens": self.tokens, "spent_usd": self.spent_usd,
+                "spent_tokens": self.spent_tokens, "paid_requests": self.paid_requests,
+                "unpriced_requests": self.unpriced_requests}  # fmt: skip
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return self._status()
+
+
+class BudgetActor:
+    """One ledger behind a named Ray actor (never blocks)."""
+
+    def __init__(self, usd: float | None, tokens: int | None) -> None:
+        self.ledger = BudgetLedger(usd, tokens)
+
+    async def exhausted_reason(self) -> str | None:
+        return self.ledger.exhausted_reason()
+
+    async def charge(self, usd: float | None, tokens: int) -> None:
+        self.ledger.charge(usd, tokens)
+
+    async def preflight(self, estimate_usd: float | None, estimate_tokens: int) -> dict[str, Any]:
+        return self.ledger.preflight(estimate_usd, estimate_tokens)
+
+    async def status(self) -> dict[str, Any]:
+        return self.ledger.status()
+
+
+_LOCAL: dict[str, BudgetLedger] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+class BudgetClient:
+    """What a system holds. Picklable; the first holder to resolve a name sets its limits.
+
+    Args:
+        name: budget identity (use the run id): one ledger per name across the cluster.
+        usd: dollar limit (None: none).
+        tokens: token limit, input plus output (None: none).
+        local: force the per-process ledger (True) or the Ray actor (False); None: the actor
+            when Ray is initialized in this process.
+    """
+
+    def __init__(self, name: str, usd: float | None = None, tokens: int | None = None, *,
+                 local: bool | None = None) -> None:  # fmt: skip
+        self.name, self.usd, self.tokens, self.local = name, usd, tokens, local
+        self._ledger: BudgetLedger | None = None
+        self._handle: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_ledger": None, "_handle": None}
+
+    def _resolve(self) -> tuple[BudgetLedger | None, Any]:
+        if self._ledger is None and self._handle is None:
+            ray = sys.modules.get("ray")
+            use_local = not (ray is not None and ray.is_initialized()) if self.local is None else self.local
+            if use_local:
+                with _LOCAL_LOCK:
+                    self._ledger = _LOCAL.setdefault(self.name, BudgetLedger(self.usd, self.tokens))
+            else:
+                import ray
+
+                self._handle = ray.remote(BudgetActor).options(
+                    name=f"llm_budget:{self.name}", namespace=NAMESPACE, get_if_exists=True,
+                    lifetime="detached", num_cpus=0,
+                ).remote(self.usd, self.tokens)  # fmt: skip
+        return self._ledger, self._handle
+
+    async def check(self) -> None:
+        """Raise `BudgetExhausted` when nothing is left."""
+        ledger, handle = self._resolve()
+        reason = ledger.exhausted_reason() if ledger is not None else await handle.exhausted_reason.remote()
+        if reason:
+            raise BudgetExhausted(f"budget exhausted: {reason}")
+
+    async def charge(self, usd: float | None, tokens: int) -> None:
+        ledger, handle = self._resolve()
+        if ledger is not None:
+            ledger.charge(usd, tokens)
+        else:
+            await handle.charge.remote(usd, tokens)
+
+    async def preflight(self, estimate_usd: float | None, estimate_tokens: int) -> dict[str, Any]:
+        ledger, handle = self._resolve()
+        if ledger is not None:
+            return ledger.preflight(estimate_usd, estimate_tokens)
+        return await handle.preflight.remote(estimate_usd, estimate_tokens)
+
+    async def status(self) -> dict[str, Any]:
+        ledger, handle = self._resolve()
+        return ledger.status() if ledger is not None else await handle.status.remote()
+
+    def kill(self) -> None:
+        """Remove the shared actor (after the run finished for good)."""
+        _, handle = self._resolve()
+        if handle is not None:
+            import ray
+
+            ray.kill(handle)
+        with _LOCAL_LOCK:
+            _LOCAL.pop(self.name, None)

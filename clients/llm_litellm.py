@@ -1,0 +1,129 @@
+"""Hosted and OpenAI-compatible models through litellm, with litellm's own retries off.
+
+litellm would retry on its own and wait as long as a `Retry-After` says (unbounded); we call it
+with `num_retries=0` and `max_retries=0` and translate its exceptions into `clients/errors.py`
+types here, at the boundary, so the one retry policy (`clients/retry.py`) decides. A 429 whose
+message speaks of quota or billing is `QuotaExhaustedError` (waiting will not help), not a rate
+limit.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from clients.errors import (
+    AuthError,
+    BadRequestError,
+    ClientError,
+    NotFoundError,
+    QuotaExhaustedError,
+    RateLimitedError,
+    TransientError,
+)
+from clients.llm_request import LLMRequest, LLMResponse, ToolCall
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+__all__ = ["LiteLLMBackend", "classify_litellm_error"]
+
+_QUOTA_WORDS = ("quota", "billing", "insufficient_quota", "credit", "payment required")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers: Any = getattr(exc, "headers", None) or {}
+    response = getattr(exc, "response", None)
+    if not headers and response is not None:
+        headers = getattr(response, "headers", None) or {}
+    for name in ("retry-after", "Retry-After", "x-ratelimit-reset-requests"):
+        value = headers.get(name) if hasattr(headers, "get") else None
+        if value is not None:
+            try:
+                return float(str(value).rstrip("s"))
+            except ValueError:
+                return None
+    return None
+
+
+def classify_litellm_error(exc: BaseException, source: str) -> ClientError:
+    """Translate a litellm / OpenAI-SDK exception into the project's error tree."""
+    import litellm
+
+    status = getattr(exc, "status_code", None)
+    message = str(getattr(exc, "message", None) or exc)[:300]
+    lowered = message.lower()
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        if any(w in lowered for w in _QUOTA_WORDS):
+            return QuotaExhaustedError(message, source=source, status=429)
+        return RateLimitedError(message, retry_after=_retry_after(exc), source=source)
+    if status == 402:
+        return QuotaExhaustedError(message, source=source, status=402)
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or status in (401, 403):
+        return AuthError(message, source=source, status=status)
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return NotFoundError(message, source=source, status=status)
+    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (400, 405, 422):
+        return BadRequestError(message, source=source, status=status)
+    # timeouts, connection errors, 5xx, malformed/truncated bodies: worth another try
+    return TransientError(f"{type(exc).__name__}: {message}", source=source, status=status)
+
+
+class LiteLLMBackend:
+    """Any litellm model string; `api_base` points it at a self-hosted or replay server.
+
+    Args:
+        api_base: base URL of an OpenAI-compatible server (None: the provider's default).
+        api_key_env: name of the environment variable holding the key (its value is read at
+            call time and never logged or recorded).
+        extra: further litellm keyword arguments that do not change answers (headers ...).
+    """
+
+    def __init__(self, api_base: str | None = None, api_key_env: str | None = None,
+                 extra: dict[str, Any] | None = None) -> None:  # fmt: skip
+        self.api_base = api_base
+        self.api_key_env = api_key_env
+        self.extra = dict(extra or {})
+
+    async def generate(self, request: LLMRequest, timeout: float) -> LLMResponse:
+        import litellm
+
+        kwargs: dict[str, Any] = {**self.extra, **request.params}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key_env:
+            kwargs["api_key"] = os.environ.get(self.api_key_env)
+        elif self.api_base:
+            kwargs.setdefault("api_key", "unused")  # local servers need a placeholder
+        if request.tools:
+            kwargs["tools"] = request.tools
+        started = time.monotonic()
+        try:
+            raw = await litellm.acompletion(
+                model=request.model, messages=request.messages, timeout=timeout,
+                num_retries=0, max_retries=0, **kwargs,
+            )  # fmt: skip
+        except ClientError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every provider error is translated here
+            raise classify_litellm_error(exc, request.model) from exc
+        latency = time.monotonic() - started
+        try:
+            choice = raw.choices[0]
+            message = choice.message
+        except (AttributeError, IndexError) as exc:
+            raise TransientError("response without choices", source=request.model) from exc
+        usage = getattr(raw, "usage", None)
+        calls = [
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+            for c in (getattr(message, "tool_calls", None) or [])
+        ]
+        return LLMResponse(
+            text=message.content,
+            model_id=getattr(raw, "model", None),
+            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            finish_reason=getattr(choice, "finish_reason", None),
+            tool_calls=calls,
+        )

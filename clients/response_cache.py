@@ -1,0 +1,101 @@
+"""The response cache: raw responses keyed by source + request, stamped with their fetch date.
+
+Stores what the server sent (status, content type, body text), not parsed records, so a parser
+fix re-reads old responses and a dated snapshot replays byte for byte. Definite answers are
+cached (2xx and 404); transient failures never are.
+
+The key names what changes the answer (source, method, path, query, the Accept header) and
+nothing else: API keys, mailto and timeouts are left out, so a snapshot taken with one key replays
+with another. `frozen=True` pins a run to the cache as it is: a miss raises `CacheMissError` and no
+network call is made; nothing is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+from clients.errors import CacheMissError
+
+__all__ = ["CachedResponse", "ResponseCache", "request_key"]
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """One stored answer."""
+
+    source: str
+    """Source name (`crossref`, ...)."""
+    request: str
+    """Method, path and the answer-relevant query, as keyed (no secrets)."""
+    status: int
+    """HTTP status (2xx or 404)."""
+    content_type: str
+    """The response's Content-Type."""
+    text: str
+    """The body as text."""
+    fetched_at: str
+    """UTC ISO-8601 time the response was fetched from the network."""
+
+
+def request_key(source: str, method: str, path: str, params: dict[str, Any] | None = None,
+                accept: str | None = None) -> tuple[str, str]:  # fmt: skip
+    """(digest, readable request) for a request; params are sorted, None values dropped."""
+    query = sorted((str(k), str(v)) for k, v in (params or {}).items() if v is not None)
+    readable = json.dumps([method.upper(), path, query, accept or ""], ensure_ascii=False)
+    digest = hashlib.sha256(f"{source}\0{readable}".encode()).hexdigest()
+    return digest, readable
+
+
+class ResponseCache:
+    """A diskcache-backed response store.
+
+    Args:
+        directory: where the cache lives (a run's snapshot directory).
+        frozen: replay only; a miss is a `CacheMissError`, and nothing is written.
+    """
+
+    def __init__(self, directory: str | Path, *, frozen: bool = False) -> None:
+        self.directory = Path(directory)
+        self.frozen = frozen
+        self._cache = diskcache.Cache(str(self.directory))
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, source: str, digest: str, readable: str) -> CachedResponse | None:
+        """The stored answer, or None (or `CacheMissError` when frozen)."""
+        value = self._cache.get(digest)
+        if value is None:
+            self.misses += 1
+            if self.frozen:
+                raise CacheMissError(f"not in frozen cache: {readable}", source=source)
+            return None
+        self.hits += 1
+        return CachedResponse(**value)
+
+    def put(self, response: CachedResponse, digest: str) -> None:
+        """Store an answer (ignored when frozen)."""
+        if not self.frozen:
+            self._cache.set(digest, asdict(response))
+
+    @staticmethod
+    def now() -> str:
+        return datetime.now(UTC).isoformat(timespec="seconds")
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def close(self) -> None:
+        self._cache.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"directory": str(self.directory), "frozen": self.frozen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["directory"], frozen=state["frozen"])

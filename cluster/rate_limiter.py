@@ -1,0 +1,329 @@
+"""The one rate limiter for the whole Ray cluster: token buckets per key, in one named actor.
+
+Keys name whatever a limit applies to: a source (`crossref`), a source and key
+(`semantic_scholar:key=ab12…` — hash it, never put the key itself), a provider and model
+(`openai/gpt-4o`). Each key may have a requests-per-minute and a tokens-per-minute bucket.
+
+Reservations, not sleeps: `reserve` debits the buckets at once (they may go negative, i.e. into
+the future) and returns how long the caller must wait before sending; the caller sleeps locally.
+The actor therefore never blocks, and N workers sharing a key are spaced exactly as one would be.
+
+Adaptive: a 429 report halves the key's effective rate (down to `min_factor` of the configured
+rate) and pushes the bucket's timeline past `retry_after`; the rate then recovers linearly to the
+configured value over `recovery_seconds`. A report with `rate_limited=False` and a `retry_after`
+(a rate-limit header at zero, with a reset time) pauses the key without the penalty. An
+`announced_rpm` from response headers lowers the configured limit when it is stricter.
+
+One code path: `LimiterState` holds the buckets. `RateLimiterActor` (async Ray actor, named
+`rate_limiter` in namespace `scrutineer`, get-or-create, detached) wraps one; `LimiterClient`
+talks to the actor when Ray is initialized and to a per-process `LimiterState` otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DEFAULT_NAME",
+    "NAMESPACE",
+    "KeyLimits",
+    "LimiterClient",
+    "LimiterState",
+    "TokenBucket",
+]
+
+NAMESPACE = "scrutineer"
+DEFAULT_NAME = "rate_limiter"
+
+
+@dataclass
+class TokenBucket:
+    """A refilling bucket whose level may go negative (reservations ahead of time)."""
+
+    capacity: float
+    """Most tokens that can accumulate (the allowed burst)."""
+    level: float
+    """Tokens available now; negative = already promised to reservations in the future."""
+    stamp: float
+    """Monotonic time `level` was last brought up to date."""
+
+    def refill(self, now: float, rate: float) -> None:
+        if now > self.stamp:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * rate)
+            self.stamp = now
+
+    def reserve(self, amount: float, now: float, rate: float) -> float:
+        """Debit `amount`; return seconds until it is covered (0 if available now)."""
+        self.refill(now, rate)
+        self.level -= amount
+        return 0.0 if self.level >= 0 else -self.level / rate
+
+    def push_back(self, seconds: float, now: float, rate: float) -> None:
+        """Make the next reservation wait at least `seconds` (used after a 429)."""
+        self.refill(now, rate)
+        self.level = min(self.level, 0.0) - seconds * rate
+
+
+@dataclass
+class KeyLimits:
+    """Limits and adaptive state of one key."""
+
+    rpm: float | None = None
+    """Configured requests per minute (None: unlimited)."""
+    tpm: float | None = None
+    """Configured tokens per minute (None: unlimited)."""
+    burst_seconds: float = 1.0
+    """Bucket capacity in seconds of the rate (at least one request)."""
+    factor: float = 1.0
+    """Fraction of the configured rate in force right after the last penalty."""
+    penalized_at: float | None = None
+    blocked_until: float = 0.0
+    requests: TokenBucket | None = None
+    tokens: TokenBucket | None = None
+    rate_limited_reports: int = 0
+    reservations: int = 0
+
+    def current_factor(self, now: float, recovery_seconds: float) -> float:
+        if self.penalized_at is None:
+            return 1.0
+        recovered = self.factor + (now - self.penalized_at) / recovery_seconds
+        return min(1.0, recovered)
+
+
+@dataclass
+class LimiterState:
+    """Every key's buckets. Pure Python, thread-safe; used in the actor and in-process alike."""
+
+    min_factor: float = 0.1
+    """Adaptive backoff never goes below this fraction of the configured rate."""
+    backoff: float = 0.5
+    """Multiplier applied to the effective rate on each 429."""
+    recovery_seconds: float = 60.0
+    """Seconds to climb linearly from factor 0 back to the configured rate."""
+    default_penalty: float = 1.0
+    """Pause applied on a 429 that carried no Retry-After, seconds."""
+    max_pause: float = 300.0
+    """Cap on any pause taken from a server header, seconds."""
+    keys: dict[str, KeyLimits] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _key(self, key: str) -> KeyLimits:
+        limits = self.keys.get(key)
+        if limits is None:
+            limits = self.keys[key] = KeyLimits()
+        return limits
+
+    def _rates(self, limits: KeyLimits, now: float) -> tuple[float | None, float | None]:
+        f = max(self.min_factor, limits.current_factor(now, self.recovery_seconds))
+        rps = limits.rpm / 60.0 * f if limits.rpm else None
+        tps = limits.tpm / 60.0 * f if limits.tpm else None
+        return rps, tps
+
+    def configure(self, key: str, rpm: float | None = None, tpm: float | None = None,
+                  burst_seconds: float = 1.0, now: float | None = None) -> None:  # fmt: skip
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            limits = self._key(key)
+            if (limits.rpm, limits.tpm, limits.burst_seconds) == (rpm, tpm, burst_seconds) and (
+                limits.requests is not None or limits.tokens is not None
+            ):
+                return  # every worker may configure at start-up: same limits keep their buckets
+            limits.rpm, limits.tpm, limits.burst_seconds = rpm, tpm, burst_seconds
+            limits.requests = (
+                TokenBucket(max(1.0, rpm / 60.0 * burst_seconds), max(1.0, rpm / 60.0 * burst_seconds), now)
+                if rpm else None
+            )  # fmt: skip
+            limits.tokens = (
+                TokenBucket(tpm / 60.0 * burst_seconds, tpm / 60.0 * burst_seconds, now) if tpm else None
+            )
+
+    def reserve(self, key: str, requests: float = 1, tokens: float = 0, now: float | None = None) -> float:
+        """Debit the key's buckets; return seconds the caller must wait before sending."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            limits = self._key(key)
+            limits.reservations += 1
+            rps, tps = self._rates(limits, now)
+            wait = max(0.0, limits.blocked_until - now)
+            if limits.requests is not None and rps and requests:
+                wait = max(wait, limits.requests.reserve(requests, now, rps))
+            if limits.tokens is not None and tps and tokens:
+                wait = max(wait, limits.tokens.reserve(tokens, now, tps))
+            return wait
+
+    def report(self, key: str, rate_limited: bool = False, retry_after: float | None = None, *,
+               tokens_delta: float = 0, announced_rpm: float | None = None,
+               now: float | None = None) -> None:  # fmt: skip
+        """Tell the limiter what a response said.
+
+        Args:
+            rate_limited: the server answered 429 (penalty: rate x `backoff`, slow recovery).
+            retry_after: seconds the server asked to wait (Retry-After, or a reset header).
+            tokens_delta: tokens used beyond (positive) or below (negative) what was reserved.
+            announced_rpm: a limit the server announced in headers; adopted if stricter.
+        """
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            limits = self._key(key)
+            if announced_rpm and (limits.rpm is None or announced_rpm < limits.rpm):
+                limits.rpm = announced_rpm
+                cap = max(1.0, announced_rpm / 60.0 * limits.burst_seconds)
+                if limits.requests is None:
+                    limits.requests = TokenBucket(cap, cap, now)
+                limits.requests.capacity = cap
+                limits.requests.level = min(limits.requests.level, cap)
+            pause = None if retry_after is None else min(max(retry_after, 0.0), self.max_pause)
+            if rate_limited:
+                limits.rate_limited_reports += 1
+                current = limits.current_factor(now, self.recovery_seconds)
+                limits.factor = max(self.min_factor, current * self.backoff)
+                limits.penalized_at = now
+                if pause is None:
+                    pause = self.default_penalty
+            rps, tps = self._rates(limits, now)
+            if pause:
+                limits.blocked_until = max(limits.blocked_until, now + pause)
+                if limits.requests is not None and rps:
+                    limits.requests.push_back(pause, now, rps)
+            if tokens_delta and limits.tokens is not None and tps:
+                limits.tokens.refill(now, tps)
+                limits.tokens.level -= tokens_delta
+
+    def snapshot(self, key: str, now: float | None = None) -> dict[str, Any]:
+        """The key's configured and effective limits, for logs and tests."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            limits = self._key(key)
+            rps, tps = self._rates(limits, now)
+            return {
+                "key": key,
+                "rpm": limits.rpm,
+                "tpm": limits.tpm,
+                "effective_rpm": None if rps is None else rps * 60.0,
+                "effective_tpm": None if tps is None else tps * 60.0,
+                "factor": max(self.min_factor, limits.current_factor(now, self.recovery_seconds)),
+                "blocked_for": max(0.0, limits.blocked_until - now),
+                "rate_limited_reports": limits.rate_limited_reports,
+                "reservations": limits.reservations,
+            }
+
+
+class RateLimiterActor:
+    """The cluster's limiter: one `LimiterState` behind an async Ray actor (never sleeps)."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.state = LimiterState(**settings)
+
+    async def reserve(self, key: str, requests: float = 1, tokens: float = 0) -> float:
+        return self.state.reserve(key, requests, tokens)
+
+    async def report(self, key: str, rate_limited: bool = False, retry_after: float | None = None,
+                     tokens_delta: float = 0, announced_rpm: float | None = None) -> None:  # fmt: skip
+        self.state.report(key, rate_limited, retry_after, tokens_delta=tokens_delta,
+                          announced_rpm=announced_rpm)  # fmt: skip
+
+    async def configure(self, key: str, rpm: float | None, tpm: float | None, burst_seconds: float) -> None:
+        self.state.configure(key, rpm, tpm, burst_seconds)
+
+    async def snapshot(self, key: str) -> dict[str, Any]:
+        return self.state.snapshot(key)
+
+
+_LOCAL_STATES: dict[str, LimiterState] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def _ray_initialized() -> bool:
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and ray.is_initialized())
+
+
+def _actor_handle(name: str, namespace: str, settings: dict[str, Any]) -> Any:
+    import ray
+
+    remote_cls = ray.remote(RateLimiterActor)
+    return remote_cls.options(
+        name=name, namespace=namespace, get_if_exists=True, lifetime="detached", num_cpus=0,
+    ).remote(**settings)  # fmt: skip
+
+
+class LimiterClient:
+    """What callers hold. Picklable: ship it to Ray workers; each resolves the actor itself.
+
+    Args:
+        name: the actor's name (one limiter per name across the cluster).
+        namespace: the Ray namespace the actor lives in.
+        local: force the in-process state (True) or the actor (False); None decides at first use
+            (the actor when Ray is initialized in this process).
+        settings: `LimiterState` settings, used only by whoever creates the state first.
+    """
+
+    def __init__(self, name: str = DEFAULT_NAME, namespace: str = NAMESPACE, *,
+                 local: bool | None = None, **settings: Any) -> None:  # fmt: skip
+        self.name = name
+        self.namespace = namespace
+        self.local = local
+        self.settings = settings
+        self._handle: Any = None
+        self._state: LimiterState | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_handle": None, "_state": None}
+
+    def _resolve(self) -> tuple[LimiterState | None, Any]:
+        if self._state is None and self._handle is None:
+            use_local = (not _ray_initialized()) if self.local is None else self.local
+            if use_local:
+                with _LOCAL_LOCK:
+                    state = _LOCAL_STATES.get(self.name)
+                    if state is None:
+                        state = _LOCAL_STATES[self.name] = LimiterState(**self.settings)
+                self._state = state
+            else:
+                self._handle = _actor_handle(self.name, self.namespace, self.settings)
+        return self._state, self._handle
+
+    async def reserve(self, key: str, requests: float = 1, tokens: float = 0) -> float:
+        """Reserve capacity and return the wait, without sleeping."""
+        state, handle = self._resolve()
+        if state is not None:
+            return state.reserve(key, requests, tokens)
+        return await handle.reserve.remote(key, requests, tokens)
+
+    async def acquire(self, key: str, requests: float = 1, tokens: float = 0) -> float:
+        """Reserve, then sleep locally until the reservation is due; return seconds slept."""
+        wait = await self.reserve(key, requests, tokens)
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return wait
+
+    async def report(self, key: str, rate_limited: bool = False, retry_after: float | None = None, *,
+                     tokens_delta: float = 0, announced_rpm: float | None = None) -> None:  # fmt: skip
+        """Tell the limiter about a 429 / rate-limit header / actual token use (see LimiterState)."""
+        state, handle = self._resolve()
+        if state is not None:
+            state.report(key, rate_limited, retry_after, tokens_delta=tokens_delta,
+                         announced_rpm=announced_rpm)  # fmt: skip
+            return
+        await handle.report.remote(key, rate_limited, retry_after, tokens_delta, announced_rpm)
+
+    async def configure(self, key: str, rpm: float | None = None, tpm: float | None = None, *,
+                        burst_seconds: float = 1.0) -> None:  # fmt: skip
+        """Set a key's limits (None: unlimited). New limits reset its buckets; the same ones keep them."""
+        state, handle = self._resolve()
+        if state is not None:
+            state.configure(key, rpm, tpm, burst_seconds)
+            return
+        await handle.configure.remote(key, rpm, tpm, burst_seconds)
+
+    async def snapshot(self, key: str) -> dict[str, Any]:
+        """The key's configured and effective limits."""
+        state, handle = self._resolve()
+        if state is not None:
+            return state.snapshot(key)
+        return await handle.snapshot.remote(key)

@@ -1,0 +1,103 @@
+"""A run as configured: TOML file -> `RunConfig`, CLI flags override single fields.
+
+Nothing here changes a run's identity except the corpus, the systems (name + args) and the
+snapshot; workers, shard size and attempts are resources.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
+
+
+class CorpusConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(str(DEFAULT_CORPUS), description="Corpus file (HALLMARK JSONL or .bib); relative to the config file")
+    format: str = Field("auto", description="hallmark | bibtex | auto (by extension)")
+    name: str | None = Field(None, description="Corpus name in run ids and reports (default: file stem)")
+    split: str | None = Field(None, description="Split name recorded on items")
+
+
+class SystemConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Registered system name (see --list-systems)")
+    args: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments of the system's factory")
+    label: str | None = Field(None, description="Name in reports, to tell two configurations of one system apart")
+
+
+class RunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    systems: list[SystemConfig] = Field(
+        default_factory=lambda: [SystemConfig(name="prescreen"), SystemConfig(name="always_valid")],
+        description="Systems to run over the corpus",
+    )
+    storage: str = Field("./runs", description="Where outputs go: a path, file:// or s3://bucket/prefix")
+    tracking_uri: str | None = Field(
+        None, description="MLflow tracking URI (default: sqlite file under ./mlruns); 'none' disables tracking"
+    )
+    experiment: str = Field("scrutineer", description="MLflow experiment name")
+    snapshot: str = Field(
+        default_factory=lambda: dt.datetime.now(dt.UTC).date().isoformat(),
+        description="Snapshot date (YYYY-MM-DD): part of the run identity; the same snapshot resumes",
+    )
+    workers: int = Field(2, ge=1, description="Ray worker actors")
+    shard_size: int = Field(25, ge=1, description="Items per shard (unit of work and of resume)")
+    max_attempts: int = Field(3, ge=1, description="Tries per shard before it is recorded as failed")
+    cpus_per_worker: float = Field(1.0, gt=0, description="Ray CPUs reserved per worker")
+    eval_mode: str = Field("conservative", description="conservative | aggressive | both")
+    bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for confidence intervals (0: none)")
+    plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems")
+    ray_address: str | None = Field(None, description="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+
+
+def load_config(path: str | Path | None) -> RunConfig:
+    """Read a TOML run config; relative corpus paths are taken relative to the config file."""
+    if path is None:
+        return RunConfig()
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    corpus_path = data.get("corpus", {}).get("path")
+    if corpus_path and not Path(corpus_path).is_absolute() and not corpus_path.startswith(("s3://", "file://")):
+        candidate = (path.parent / corpus_path).resolve()
+        data["corpus"]["path"] = str(candidate if candidate.exists() else Path(corpus_path).resolve())
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_describe(exc)}") from exc
+
+
+def override(config: RunConfig, **fields: Any) -> RunConfig:
+    """Apply CLI flags (None means 'not given') on top of a config."""
+    data = config.model_dump()
+    for name, value in fields.items():
+        if value is None:
+            continue
+        if name.startswith("corpus_"):
+            data["corpus"][name.removeprefix("corpus_")] = value
+        else:
+            data[name] = value
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"command-line options: {_describe(exc)}") from exc
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(f"field '{'.'.join(str(p) for p in e['loc'])}': {e['msg']}" for e in exc.errors())

@@ -1,0 +1,147 @@
+"""One Store for every run, over local paths and `s3://` (pyarrow filesystems).
+
+Layout under the store root, per run:
+
+    <run_id>/manifest.json          what the run is (config, system spec, corpus version, code revision)
+    <run_id>/shards/shard-00042.parquet   one per finished shard (Output records)
+    <run_id>/failed/shard-00042.json      a shard whose retries are exhausted, with the error
+    <run_id>/tables/<name>.parquet  items, truth, metrics, verdicts of the run
+    <run_id>/status.json            running | complete | incomplete | failed, with counts
+
+A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
+local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
+leaves either a whole shard or none.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import uuid
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from storage.filesystem import resolve
+from storage.schemas import OUTPUT_SCHEMA
+
+_SHARD_FILE = re.compile(r"^shard-(\d+)\.parquet$")
+
+
+class Store:
+    """Run records under one root URI."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri.rstrip("/")
+        self.fs, self.root = resolve(uri)
+        self._local = isinstance(self.fs, pafs.LocalFileSystem)
+
+    # -- paths ---------------------------------------------------------------------------------
+    def path(self, run_id: str, *parts: str) -> str:
+        return posixpath.join(self.root, run_id, *parts)
+
+    def uri_of(self, run_id: str, *parts: str) -> str:
+        return "/".join([self.uri, run_id, *parts])
+
+    # -- low-level atomic writes --------------------------------------------------------------
+    def _write_bytes(self, path: str, data: bytes) -> None:
+        self.fs.create_dir(posixpath.dirname(path), recursive=True)
+        if self._local:
+            tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+            with self.fs.open_output_stream(tmp) as out:
+                out.write(data)
+            self.fs.move(tmp, path)  # rename: atomic on one filesystem
+        else:
+            with self.fs.open_output_stream(path) as out:  # one PUT: visible only when complete
+                out.write(data)
+
+    def write_json(self, run_id: str, name: str, obj: Any) -> str:
+        path = self.path(run_id, name)
+        self._write_bytes(path, json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
+        return path
+
+    def read_json(self, run_id: str, name: str) -> Any | None:
+        path = self.path(run_id, name)
+        if not self.exists(path):
+            return None
+        with self.fs.open_input_stream(path) as f:
+            return json.loads(f.read())
+
+    def write_table(self, run_id: str, name: str, table: pa.Table) -> str:
+        path = self.path(run_id, "tables", f"{name}.parquet")
+        self._write_bytes(path, _parquet_bytes(table))
+        return path
+
+    def read_table(self, run_id: str, name: str) -> pa.Table | None:
+        path = self.path(run_id, "tables", f"{name}.parquet")
+        return pq.read_table(path, filesystem=self.fs) if self.exists(path) else None
+
+    def write_file(self, run_id: str, relative: str, data: bytes) -> str:
+        path = self.path(run_id, relative)
+        self._write_bytes(path, data)
+        return path
+
+    def exists(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    # -- run lifecycle ---------------------------------------------------------------------------
+    def open_run(self, run_id: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Create the run, or return the stored manifest when it exists (resume)."""
+        existing = self.read_json(run_id, "manifest.json")
+        if existing is not None:
+            return existing
+        self.write_json(run_id, "manifest.json", manifest)
+        return manifest
+
+    def write_shard(self, run_id: str, shard_id: int, table: pa.Table) -> str:
+        path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
+        self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
+        failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
+        if self.exists(failed):
+            self.fs.delete_file(failed)  # a retried run finished it after all
+        return path
+
+    def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
+        return self.write_json(
+            run_id, f"failed/shard-{shard_id:05d}.json", {"shard_id": shard_id, "error": error, "attempts": attempts}
+        )
+
+    def finished_shards(self, run_id: str) -> set[int]:
+        return set(self._shard_files(run_id))
+
+    def failed_shards(self, run_id: str) -> dict[int, dict[str, Any]]:
+        selector = pafs.FileSelector(self.path(run_id, "failed"), allow_not_found=True)
+        failed = {}
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File and info.base_name.endswith(".json"):
+                with self.fs.open_input_stream(info.path) as f:
+                    record = json.loads(f.read())
+                failed[int(record["shard_id"])] = record
+        return failed
+
+    def read_outputs(self, run_id: str) -> pa.Table:
+        """Every finished shard of the run as one Output table, ordered by shard."""
+        files = self._shard_files(run_id)
+        tables = [pq.read_table(files[s], filesystem=self.fs) for s in sorted(files)]
+        return pa.concat_tables(tables).cast(OUTPUT_SCHEMA) if tables else OUTPUT_SCHEMA.empty_table()
+
+    def close_run(self, run_id: str, status: str, **counts: Any) -> str:
+        return self.write_json(run_id, "status.json", {"status": status, **counts})
+
+    def _shard_files(self, run_id: str) -> dict[int, str]:
+        selector = pafs.FileSelector(self.path(run_id, "shards"), allow_not_found=True)
+        files = {}
+        for info in self.fs.get_file_info(selector):
+            match = _SHARD_FILE.match(info.base_name)
+            if info.type == pafs.FileType.File and match:
+                files[int(match.group(1))] = info.path
+        return files
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()

@@ -1,0 +1,88 @@
+"""MLflow mirrors runs (Parquet in the store is the record): one MLflow run per
+(corpus, system, snapshot), found again by its `scrutineer.run_id` tag when a run is resumed."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from storage.redaction import redact
+
+RUN_ID_TAG = "scrutineer.run_id"
+_BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+def default_tracking_uri(base: Path | None = None) -> str:
+    """A local sqlite store under ./mlruns."""
+    folder = (base or Path.cwd()) / "mlruns"
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder.resolve()}/mlflow.db"
+
+
+def _client(tracking_uri: str):
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=tracking_uri)
+
+
+def _experiment_id(client, name: str, tracking_uri: str) -> str:
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    artifact_location = None
+    if tracking_uri.startswith("sqlite:///"):
+        # Keep local artifacts beside the local store instead of the process's cwd.
+        db_path = Path(tracking_uri.removeprefix("sqlite:///"))
+        artifact_location = (db_path.parent / "artifacts").resolve().as_uri()
+    return client.create_experiment(name, artifact_location=artifact_location)
+
+
+def metric_key(metric: str, stratum: str) -> str:
+    key = metric if stratum in ("all", "", None) else f"{metric}/{stratum.replace('=', '/')}"
+    return _BAD_KEY_CHARS.sub("_", key)
+
+
+def flatten(prefix: str, obj: Any) -> dict[str, str]:
+    if isinstance(obj, dict):
+        out: dict[str, str] = {}
+        for k, v in obj.items():
+            out.update(flatten(f"{prefix}.{k}" if prefix else str(k), v))
+        return out
+    return {prefix: str(obj)[:6000]}
+
+
+def log_system_run(
+    tracking_uri: str,
+    experiment: str,
+    *,
+    run_id: str,
+    run_name: str,
+    params: dict[str, Any],
+    metrics: dict[str, float],
+    artifact_dir: Path,
+    tags: dict[str, str] | None = None,
+) -> str:
+    """Create or reuse the MLflow run of `run_id`, log params, metrics and the artifact folder.
+    Returns the MLflow run id."""
+    client = _client(tracking_uri)
+    experiment_id = _experiment_id(client, experiment, tracking_uri)
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'", max_results=1)
+    if found:
+        mlflow_run_id = found[0].info.run_id
+    else:
+        run = client.create_run(experiment_id, run_name=run_name, tags={RUN_ID_TAG: run_id, **(tags or {})})
+        mlflow_run_id = run.info.run_id
+        for key, value in flatten("", redact(params)).items():
+            client.log_param(mlflow_run_id, key[:250], value)
+    for key, value in metrics.items():
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            client.log_metric(mlflow_run_id, key, float(value))
+    for key, value in (tags or {}).items():
+        client.set_tag(mlflow_run_id, key, value)
+    client.log_artifacts(mlflow_run_id, str(artifact_dir))
+    client.set_terminated(mlflow_run_id, status="FINISHED")
+    return mlflow_run_id

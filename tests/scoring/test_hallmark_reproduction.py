@@ -1,0 +1,91 @@
+"""The released HALLMARK aggregates are reproduced exactly from the per-entry predictions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from scoring.bootstrap import resample_chunks, strata_of
+from scoring.citation_metrics import metric_batch, point_metrics
+from scoring.entry_table import EntryTable
+from scoring.hallmark_jsonl import read_entries, read_predictions
+from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
+
+PAIRS = {
+    "bibtexupdater_v1.2.0_dev_public_per_entry.jsonl": "bibtexupdater_dev_public.json",
+    "llm_openrouter_gemini_pro_dev_public.jsonl": "llm_openrouter_gemini_pro_dev_public.json",
+    "llm_openrouter_llama_4_maverick_dev_public.jsonl": "llm_openrouter_llama_4_maverick_dev_public.json",
+    "llm_openrouter_qwen_max_dev_public.jsonl": "llm_openrouter_qwen_max_dev_public.json",
+}
+EXACT_KEYS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc", "ece", "auroc")
+ALSO_EXACT = ("macro_f1", "auprc", "tier3_f1", "num_uncertain", "num_entries", "num_hallucinated", "num_valid")
+
+
+def test_every_per_entry_file_has_a_stored_aggregate():
+    files = sorted(p.name for p in (HALLMARK_DATA / "per_entry_predictions").glob("*.jsonl"))
+    assert files == sorted(PAIRS)
+
+
+@pytest.mark.parametrize("pred_file", sorted(PAIRS))
+def test_command_reproduces_stored_aggregate(pred_file, tmp_path):
+    out = tmp_path / "result.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "jobs" / "score_predictions.py"),
+         "--entries", str(HALLMARK_DATA / "dev_public.jsonl"),
+         "--predictions", str(HALLMARK_DATA / "per_entry_predictions" / pred_file), "--out", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())
+    ref = json.loads((HALLMARK_DATA / "baseline_results" / PAIRS[pred_file]).read_text())
+    for k in EXACT_KEYS + ALSO_EXACT:
+        assert got[k] == ref[k], (k, got[k], ref[k])  # bit for bit, not approximately
+    for tier, ref_t in ref["per_tier_metrics"].items():
+        for k, v in ref_t.items():
+            assert got["per_tier_metrics"][tier][k] == v, (tier, k)
+    for htype, ref_t in ref["per_type_metrics"].items():
+        g = got["per_type_metrics"][htype]
+        assert g["count"] == ref_t["count"]
+        if htype != "valid":
+            assert g["detection_rate"] == ref_t["detection_rate"]
+            assert g["f1"] == ref_t["f1"]
+        else:
+            assert g["false_positive_rate"] == ref_t["false_positive_rate"]
+            assert g["detection_rate"] is None  # undefined, not HALLMARK's 0.0
+
+
+@pytest.fixture(scope="module")
+def gemini():
+    truth = read_entries(HALLMARK_DATA / "dev_public.jsonl")
+    preds = read_predictions(
+        HALLMARK_DATA / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl", system="gemini"
+    )
+    return EntryTable.from_tables(truth, preds.outputs)
+
+
+def test_vectorized_bootstrap_equals_resample_by_resample(gemini):
+    """Each resample's metrics equal the point metrics of the resampled entry list (HALLMARK's loop)."""
+    view = gemini.view("conservative")
+    strata = strata_of(gemini.htype)
+    draws, W = next(resample_chunks(strata, 40, seed=42, chunk=40))
+    batch = metric_batch(gemini, view, W, draws)
+    rng = np.random.default_rng(42)
+    for b in range(40):
+        idx = np.concatenate([g[rng.choice(len(g), size=len(g), replace=True)] for g in strata])
+        assert np.array_equal(idx, draws[b])
+        sub = gemini.subset(idx)
+        ref = point_metrics(sub, sub.view("conservative"))
+        for k, v in ref.items():
+            assert batch[k][b] == pytest.approx(v, rel=1e-12, abs=1e-14, nan_ok=True), (b, k)
+
+
+def test_strata_follow_first_appearance(gemini):
+    strata = strata_of(gemini.htype)
+    firsts = [int(g[0]) for g in strata]
+    assert firsts == sorted(firsts)
+    assert sum(len(g) for g in strata) == gemini.n == 1119
+    assert len(strata) == 15  # 14 types + valid

@@ -1,0 +1,95 @@
+"""Write the offline bibliographic index: rows from `index_readers` into one Parquet file.
+
+The file holds one row per record (`INDEX_SCHEMA`), with the normalized title precomputed so a
+load does not renormalize a million titles. Exact duplicates by DOI are dropped (first source
+wins: list the most trusted dump first). Blocking structures are built at load time
+(`offline_index.py`): they are cheap to rebuild and keep the file format simple.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from verifiers.citation_normalize import normalize
+from verifiers.index_readers import Row, read_source
+
+INDEX_SCHEMA = pa.schema(
+    [
+        pa.field("record_id", pa.int64(), nullable=False),
+        pa.field("origin", pa.string()),  # dblp | crossref | openalex | acl_anthology | bibtex | hallmark | synthetic
+        pa.field("key", pa.string()),  # the record's id in its origin (DBLP key, DOI, OpenAlex id, bibkey)
+        pa.field("title", pa.string()),
+        pa.field("title_norm", pa.string()),
+        pa.field("authors", pa.list_(pa.struct([pa.field("family", pa.string()), pa.field("given", pa.string())]))),
+        pa.field("year", pa.int32()),
+        pa.field("venue", pa.string()),
+        pa.field("doi", pa.string()),  # canonical: lowercase, no resolver prefix
+        pa.field("arxiv_id", pa.string()),  # without version
+        pa.field("type", pa.string()),
+        pa.field("file", pa.string()),  # dump the record came from
+    ],
+    metadata={"record": "bib_index", "schema_version": "1"},
+)
+
+
+@dataclass(frozen=True)
+class IndexSource:
+    """One dump to index."""
+
+    format: str
+    """dblp | crossref | openalex | acl_anthology | bibtex | hallmark"""
+    path: str
+    options: tuple[tuple[str, Any], ...] = ()
+    """Reader keyword options, e.g. (("labels", ("VALID",)),) for HALLMARK."""
+
+
+@dataclass(frozen=True)
+class BuildStats:
+    records: int
+    duplicates_dropped: int
+    per_origin: dict[str, int]
+
+
+def iter_rows(sources: Sequence[IndexSource]) -> Iterable[Row]:
+    for source in sources:
+        yield from read_source(source.format, Path(source.path), **dict(source.options))
+
+
+def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000, dedupe_doi: bool = True) -> BuildStats:
+    """Stream rows into `out` (Parquet, zstd), assigning record ids in order."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    seen: set[str] = set()
+    per_origin: dict[str, int] = {}
+    batch: list[dict[str, Any]] = []
+    count = dropped = 0
+    with pq.ParquetWriter(tmp, INDEX_SCHEMA, compression="zstd") as writer:
+        for row in rows:
+            doi = row.get("doi")
+            if dedupe_doi and doi:
+                if doi in seen:
+                    dropped += 1
+                    continue
+                seen.add(doi)
+            batch.append({**row, "record_id": count, "title_norm": normalize(row.get("title"))})
+            per_origin[row.get("origin") or ""] = per_origin.get(row.get("origin") or "", 0) + 1
+            count += 1
+            if len(batch) >= batch_rows:
+                writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
+                batch = []
+        if batch or count == 0:
+            writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
+    tmp.replace(out)
+    return BuildStats(count, dropped, per_origin)
+
+
+def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True) -> BuildStats:
+    """Read every source dump and write the index to `out`."""
+    return write_index(iter_rows(sources), out, dedupe_doi=dedupe_doi)

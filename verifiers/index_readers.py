@@ -1,0 +1,201 @@
+"""Readers that turn bibliographic dumps into offline-index rows, one generator per format.
+
+Formats: DBLP XML (streamed with lxml iterparse; `dblp.dtd` beside the file resolves its
+entities), Crossref works JSON (a work, a list of works, or an API envelope `{"message": ...}`),
+OpenAlex works JSONL, ACL Anthology XML, BibTeX (bibtexparser 2) and HALLMARK JSONL. Every reader
+yields plain dicts with the same keys (`ROW_KEYS`); `index_build.py` writes them to Parquet. A
+record without a title and without a DOI is skipped: it can never be found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, family_names, split_bibtex_authors
+
+ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
+FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark")
+DBLP_RECORD_TAGS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis",
+                    "mastersthesis", "www", "data")
+
+Row = dict[str, Any]
+
+
+def _row(origin: str, key: str | None, title: str | None, authors: list[tuple[str, str]], year: Any,
+         venue: str | None, doi: str | None, arxiv_id: str | None, type_: str | None, file: str) -> Row | None:
+    title = " ".join(title.split()) if title else None
+    doi = canonical_doi(doi)
+    if not title and not doi:
+        return None
+    try:
+        year_int = int(str(year)[:4]) if year not in (None, "") else None
+    except ValueError:
+        year_int = None
+    return {
+        "origin": origin, "key": key, "title": title,
+        "authors": [{"family": f, "given": g} for f, g in authors if f or g],
+        "year": year_int, "venue": " ".join(venue.split()) if venue else None, "doi": doi,
+        "arxiv_id": arxiv_id, "type": type_, "file": file,
+    }
+
+
+def _split_given_family(name: str) -> tuple[str, str]:
+    name = " ".join(name.split())
+    if "," in name:
+        family, given = name.split(",", 1)
+        return family.strip(), given.strip()
+    family = (family_names([name]) or [""])[0]
+    given = name[: len(name) - len(family)].strip() if name.endswith(family) else ""
+    return family, given
+
+
+def read_dblp_xml(path: Path) -> Iterator[Row]:
+    """DBLP XML dump records (article, inproceedings, ...); `www` person pages are skipped."""
+    from lxml import etree
+
+    dtd = path.with_name("dblp.dtd").exists()
+    context = etree.iterparse(str(path), events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
+                              resolve_entities=dtd, huge_tree=True, recover=not dtd)
+    for _, element in context:
+        if element.tag != "www":
+            text = {c.tag: "".join(c.itertext()) for c in element if isinstance(c.tag, str) and c.tag != "author"}
+            authors = [_split_given_family(etree.tostring(a, method="text", encoding="unicode"))
+                       for a in element.findall("author")]
+            ees = ["".join(e.itertext()) for e in element.findall("ee")]
+            doi = next((canonical_doi(e) for e in ees if canonical_doi(e)), None)
+            arxiv = next((canonical_arxiv_id(e) for e in ees if "arxiv.org" in e), None)
+            row = _row("dblp", element.get("key"), (text.get("title") or "").rstrip("."), authors,
+                       text.get("year"), text.get("booktitle") or text.get("journal"), doi, arxiv,
+                       element.tag, str(path))
+            if row:
+                yield row
+        element.clear()
+        while element.getprevious() is not None:
+            del element.getparent()[0]
+
+
+def _crossref_year(work: dict[str, Any]) -> int | None:
+    for field in ("published-print", "published-online", "issued", "published", "created"):
+        parts = (work.get(field) or {}).get("date-parts") or [[None]]
+        if parts and parts[0] and parts[0][0]:
+            return int(parts[0][0])
+    return None
+
+
+def crossref_row(work: dict[str, Any], file: str = "") -> Row | None:
+    titles = work.get("title") or []
+    title = titles[0] if isinstance(titles, list) and titles else (titles if isinstance(titles, str) else None)
+    venues = work.get("container-title") or []
+    venue = venues[0] if isinstance(venues, list) and venues else (venues if isinstance(venues, str) else None)
+    authors = [(a.get("family") or a.get("name") or "", a.get("given") or "") for a in work.get("author") or []]
+    return _row("crossref", work.get("DOI"), title, authors, _crossref_year(work), venue, work.get("DOI"),
+                canonical_arxiv_id(work.get("DOI")), work.get("type"), file)
+
+
+def read_crossref_json(path: Path) -> Iterator[Row]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "message" in data:
+        data = data["message"]
+    if isinstance(data, dict) and "items" in data:
+        data = data["items"]
+    for work in data if isinstance(data, list) else [data]:
+        if isinstance(work, dict):
+            row = crossref_row(work, str(path))
+            if row:
+                yield row
+
+
+def openalex_row(work: dict[str, Any], file: str = "") -> Row | None:
+    authors = [_split_given_family((a.get("author") or {}).get("display_name") or "")
+               for a in work.get("authorships") or []]
+    source = ((work.get("primary_location") or {}).get("source") or {})
+    locations = work.get("locations") or []
+    urls = [loc.get("landing_page_url") or "" for loc in locations] + [(work.get("ids") or {}).get("arxiv") or ""]
+    arxiv = next((canonical_arxiv_id(u) for u in urls if "arxiv" in u.lower()), None)
+    return _row("openalex", work.get("id"), work.get("title") or work.get("display_name"), authors,
+                work.get("publication_year"), source.get("display_name"), work.get("doi"), arxiv,
+                work.get("type"), file)
+
+
+def read_openalex_jsonl(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                row = openalex_row(json.loads(line), str(path))
+                if row:
+                    yield row
+
+
+def read_acl_anthology_xml(path: Path) -> Iterator[Row]:
+    """Papers of an ACL Anthology collection file; venue is the volume's booktitle."""
+    from lxml import etree
+
+    root = etree.parse(str(path)).getroot()
+    collection = root.get("id", path.stem)
+    for volume in root.iter("volume"):
+        meta = volume.find("meta")
+        booktitle = "".join(meta.find("booktitle").itertext()) if meta is not None and meta.find("booktitle") is not None else None
+        volume_year = meta.findtext("year") if meta is not None else None
+        for paper in volume.iter("paper"):
+            title_el = paper.find("title")
+            title = "".join(title_el.itertext()) if title_el is not None else None
+            authors = [(a.findtext("last") or "", a.findtext("first") or "") for a in paper.findall("author")]
+            year = paper.findtext("year") or volume_year
+            key = f"{collection}-{volume.get('id')}.{paper.get('id')}"
+            row = _row("acl_anthology", paper.findtext("bibkey") or key, title, authors, year, booktitle,
+                       paper.findtext("doi"), None, "inproceedings", str(path))
+            if row:
+                yield row
+
+
+def bibtex_fields_row(origin: str, key: str, entry_type: str, fields: dict[str, str], file: str) -> Row | None:
+    fields = {k.lower(): str(v) for k, v in fields.items() if v is not None}
+    names, _ = split_bibtex_authors(fields.get("author"))
+    arxiv = canonical_arxiv_id(fields.get("eprint")) if (fields.get("archiveprefix") or "").lower() == "arxiv" else None
+    arxiv = arxiv or canonical_arxiv_id(fields.get("doi")) or (
+        canonical_arxiv_id(fields.get("url")) if "arxiv.org" in fields.get("url", "") else None)
+    venue = next((fields[k] for k in ("booktitle", "journal", "venue") if fields.get(k)), None)
+    return _row(origin, key, fields.get("title"), [_split_given_family(n) for n in names], fields.get("year"),
+                venue, fields.get("doi"), arxiv, entry_type.lower(), file)
+
+
+def read_bibtex(path: Path) -> Iterator[Row]:
+    import bibtexparser
+
+    library = bibtexparser.parse_string(path.read_text(encoding="utf-8"))
+    for entry in library.entries:
+        fields = {f.key: f.value for f in entry.fields}
+        row = bibtex_fields_row("bibtex", entry.key, entry.entry_type, fields, str(path))
+        if row:
+            yield row
+
+
+def read_hallmark_jsonl(path: Path, labels: tuple[str, ...] | None = ("VALID",)) -> Iterator[Row]:
+    """HALLMARK entries as index records. By default only entries labelled VALID (real papers);
+    `labels=None` takes every entry, hallucinated ones included (only for tests of the reader).
+    Building an index from a split's own VALID entries makes a closed world for that split."""
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if str(record.get("bibtex_key", "")).startswith("__canary__"):
+                continue
+            if labels is not None and record.get("label") not in labels:
+                continue
+            row = bibtex_fields_row("hallmark", record.get("bibtex_key"), record.get("bibtex_type") or "misc",
+                                    record.get("fields") or {}, str(path))
+            if row:
+                yield row
+
+
+def read_source(fmt: str, path: Path, **options: Any) -> Iterator[Row]:
+    """Rows of one file in format `fmt` (one of FORMATS)."""
+    readers = {"dblp": read_dblp_xml, "crossref": read_crossref_json, "openalex": read_openalex_jsonl,
+               "acl_anthology": read_acl_anthology_xml, "bibtex": read_bibtex, "hallmark": read_hallmark_jsonl}
+    if fmt not in readers:
+        raise ValueError(f"unknown index source format {fmt!r}; known: {', '.join(FORMATS)}")
+    return readers[fmt](Path(path), **options)

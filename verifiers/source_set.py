@@ -1,0 +1,115 @@
+"""Bibliographic sources as the citation verifiers see them: resolved by name, counted, and every
+lookup turned into typed evidence (`Lookup`), so an outage can never read as "not found".
+
+A verifier is configured with `sources=[...]`: "offline_index" (needs `index_path`) or the name of
+an online client in `clients/` (crossref, openalex, dblp, arxiv, semantic_scholar, doi_org),
+built through `clients.sources.build_source(name, **client_options)` when that module exists.
+Tests and benchmarks may pass `BibSource` objects directly.
+
+Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
+"absent" (a definite no from that source); any other exception is "error" with its reason, which
+only ever yields UNCERTAIN downstream.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from clients.bib_record import BibRecord
+from clients.source import BibSource
+
+__all__ = ["CountedSource", "Lookup", "resolve_sources"]
+
+Status = Literal["found", "absent", "error", "skipped"]
+T = TypeVar("T")
+
+
+@dataclass
+class Lookup:
+    """One question to one source and what came back."""
+
+    source: str
+    kind: Literal["doi", "arxiv", "title"]
+    status: Status
+    records: list[BibRecord] = field(default_factory=list)
+    reason: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"source": self.source, "kind": self.kind, "status": self.status, "n": len(self.records),
+                "reason": self.reason}
+
+
+def _is_not_found(exc: BaseException) -> bool:
+    try:
+        from clients.errors import NotFoundError
+    except ImportError:  # pragma: no cover - clients/errors.py is part of the repo
+        return False
+    return isinstance(exc, NotFoundError)
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    return reason if isinstance(reason, str) else f"{type(exc).__name__}: {exc}"
+
+
+class CountedSource:
+    """Wraps a `BibSource`: counts the calls actually made and turns answers into `Lookup`s."""
+
+    def __init__(self, source: BibSource) -> None:
+        self.source = source
+        self.name: str = getattr(source, "name", type(source).__name__)
+        self.calls = 0
+
+    async def _ask(self, kind: Literal["doi", "arxiv", "title"], call: Callable[[], Awaitable[T]]) -> Lookup:
+        self.calls += 1
+        try:
+            answer: Any = await call()
+        except Exception as exc:  # classified below; an unknown failure is an error, never a "no"
+            if _is_not_found(exc):
+                return Lookup(self.name, kind, "absent", reason=_reason(exc))
+            return Lookup(self.name, kind, "error", reason=_reason(exc))
+        records = [r for r in (answer if isinstance(answer, list) else [answer]) if r is not None]
+        return Lookup(self.name, kind, "found" if records else "absent", records)
+
+    async def doi(self, doi: str) -> Lookup:
+        return await self._ask("doi", lambda: self.source.lookup_doi(doi))
+
+    async def arxiv(self, arxiv_id: str) -> Lookup:
+        lookup = getattr(self.source, "lookup_arxiv", None)
+        if lookup is None:
+            return Lookup(self.name, "arxiv", "skipped", reason="source has no arXiv lookup")
+        return await self._ask("arxiv", lambda: lookup(arxiv_id))
+
+    async def title(self, title: str, limit: int = 5) -> Lookup:
+        return await self._ask("title", lambda: self.source.search_title(title, limit))
+
+
+def _build_online(name: str, options: dict[str, Any]) -> BibSource:
+    try:
+        module = importlib.import_module("clients.sources")
+    except ImportError as exc:
+        raise RuntimeError(f"source '{name}' needs clients.sources.build_source, which is not available here") from exc
+    return module.build_source(name, **options)
+
+
+def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None = None,
+                    client_options: dict[str, Any] | None = None) -> list[BibSource]:
+    """BibSource objects for the configured names (objects pass through)."""
+    resolved: list[BibSource] = []
+    for source in sources:
+        if not isinstance(source, str):
+            resolved.append(source)
+        elif source == "offline_index":
+            if not index_path:
+                raise ValueError("source 'offline_index' needs index_path=...")
+            from verifiers.offline_index import open_index
+
+            resolved.append(open_index(index_path))
+        else:
+            resolved.append(_build_online(source, dict(client_options or {})))
+    if not resolved:
+        raise ValueError("a citation verifier needs at least one source")
+    return resolved
