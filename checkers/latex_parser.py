@@ -24,53 +24,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 import sympy as sp
 
+from checkers.latex_tokens import (
+    ACCENTS,
+    FUNCTIONS,
+    GREEK,
+    MAX_DEPTH,
+    MAX_DIGITS,
+    MUL_COMMANDS,
+    NAME_COMMANDS,
+    RELATION_OPS,
+    RELATIONS,
+    SYMBOL_COMMANDS,
+    TWO_ARG,
+    Syntax,
+    Token,
+    tokenize,
+)
 from checkers.result import CheckInputError
-
-Syntax = Literal["latex", "plain"]
-MAX_CHARS = 5000
-MAX_DEPTH = 60
-MAX_DIGITS = 60
-
-GREEK = {
-    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
-    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "varrho", "sigma", "tau", "upsilon", "phi",
-    "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma",
-    "Upsilon", "Phi", "Psi", "Omega", "ell", "hbar",
-}  # fmt: skip
-FUNCTIONS = {
-    "exp": sp.exp, "ln": sp.log, "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "sinh": sp.sinh,
-    "cosh": sp.cosh, "tanh": sp.tanh, "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan,
-    "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "sqrt": sp.sqrt, "erf": sp.erf, "abs": sp.Abs,
-    "sec": sp.sec, "csc": sp.csc, "cot": sp.cot,
-}  # fmt: skip
-TWO_ARG = {"B": sp.beta, "beta": sp.beta, "polylog": sp.polylog}
-NAME_COMMANDS = {"mathrm", "text", "operatorname", "mathit", "mathbf", "boldsymbol", "rm", "textrm", "mathsf"}
-ACCENTS = {"hat", "bar", "tilde", "vec", "dot", "ddot", "mathcal", "overline", "widehat", "widetilde"}
-SPACING = {",", ";", ":", "!", " ", "quad", "qquad", "left", "right", "big", "Big", "bigg", "Bigg",
-           "bigl", "bigr", "Bigl", "Bigr", "displaystyle", "limits", "nonumber"}  # fmt: skip
-SYMBOL_COMMANDS = {"star": "star", "odot": "sun", "sun": "sun", "prime": "prime", "ast": "star", "oplus": "earth"}
-RELATIONS = {"=": "=", "<": "<", ">": ">", "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=",
-             "approx": "~", "simeq": "~", "neq": "!=", "ne": "!="}  # fmt: skip
-MUL_COMMANDS = {"cdot", "times"}
-RELATION_OPS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "!="}
-
-_COMMON = r"\s+|(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|]))"
-_OPS = r"|(?P<op>\*\*|<=|>=|!=|[-+*/^_=<>(){}\[\],|!'&~])"
-_TOKEN = {
-    "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _OPS),
-    "plain": re.compile(_COMMON + r"|(?P<id>[A-Za-z][A-Za-z0-9_]*)" + _OPS),
-}
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: str  # num | cmd | id | op | end
-    text: str
-    pos: int
 
 
 @dataclass(frozen=True)
@@ -80,34 +53,6 @@ class Relation:
     lhs: sp.Expr
     op: str
     rhs: sp.Expr
-
-
-def tokenize(text: str, syntax: Syntax) -> list[Token]:
-    if not isinstance(text, str):
-        raise CheckInputError("expression must be a string")
-    if len(text) > MAX_CHARS:
-        raise CheckInputError(f"expression longer than {MAX_CHARS} characters")
-    tokens: list[Token] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN[syntax].match(text, pos)
-        if m is None:
-            raise CheckInputError(f"character {text[pos]!r} at {pos} is not allowed")
-        pos = m.end()
-        if m.lastgroup is None:
-            continue
-        kind, value = m.lastgroup, m.group(m.lastgroup)
-        if kind == "id" and value.startswith("_"):
-            raise CheckInputError(f"identifier {value!r} is not allowed")
-        if kind == "cmd" and value[1:] in SPACING:
-            continue
-        if kind == "op" and value == "**":
-            value = "^"
-        if kind == "op" and value in {"&", "~"}:
-            continue
-        tokens.append(Token(kind, value, m.start()))
-    tokens.append(Token("end", "", len(text)))
-    return tokens
 
 
 class Parser:
@@ -283,7 +228,7 @@ class Parser:
             constants = {"pi": sp.pi, "oo": sp.oo, "inf": sp.oo, "infinity": sp.oo, "E": sp.E, "I": sp.I}
             if name in constants:
                 return constants[name]
-            if name in FUNCTIONS or name in TWO_ARG:
+            if name in FUNCTIONS:  # `beta` or `B` alone is a symbol; `exp` alone is a mistake
                 raise CheckInputError(f"function {name!r} needs parenthesised arguments")
             return sp.Symbol(name)
         if name == "e" and self.peek().text == "^":

@@ -71,6 +71,21 @@ def run_check(kind: str, payload: dict[str, Any]) -> CheckResult:
             result = CheckResult(kind, "inconclusive", "recursion limit hit (expression too deep)")
         except MemoryError:
             result = CheckResult(kind, "inconclusive", "memory limit hit")
+        except SystemError as exc:  # what CPython raises when an allocation fails deep inside C code
+            result = CheckResult(
+                kind, "inconclusive", f"memory limit hit (interpreter SystemError: {str(exc)[:80]})"
+            )
         except Exception as exc:  # an engine failure is not a verdict on the statement
-            result = CheckResult(kind, "inconclusive", f"engine failed: {type(exc).__name__}: {str(exc)[:200]}")
+            result = CheckResult(
+                kind, "inconclusive", f"engine failed: {type(exc).__name__}: {str(exc)[:200]}"
+            )
     return replace(result, elapsed_s=round(time.perf_counter() - start, 6))
+
+
+def request_parts(request: Any) -> tuple[str, dict[str, Any]]:
+    """A request is `{"kind": k, "payload": {...}}` or flat `{"kind": k, ...fields}`."""
+    if not isinstance(request, dict) or not isinstance(request.get("kind"), str):
+        raise CheckInputError("a check request is a JSON object with a string 'kind'")
+    if isinstance(request.get("payload"), dict):
+        return request["kind"], request["payload"]
+    return request["kind"], {k: v for k, v in request.items() if k != "kind"}

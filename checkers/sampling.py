@@ -7,6 +7,7 @@ rounding of the inputs. Comparison is relative, at 30 significant digits, with `
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -45,32 +46,47 @@ class Domain:
 
 
 def with_assumptions(expr: sp.Expr, domain: Domain) -> tuple[sp.Expr, dict[sp.Symbol, sp.Symbol]]:
-    """Replace each free symbol by one carrying what its domain implies (positive or real)."""
+    """Replace each free symbol by one carrying what its domain implies (positive or real; integer
+    for a symbol used as a summation bound)."""
     mapping: dict[sp.Symbol, sp.Symbol] = {}
+    bounds = {
+        s
+        for op in expr.atoms(sp.Sum, sp.Product)
+        for lim in op.limits
+        for s in lim[1:]
+        if isinstance(s, sp.Symbol)
+    }
     for sym in expr.free_symbols:
         if not isinstance(sym, sp.Symbol):
             continue
         low, _ = domain.interval(sym.name)
-        mapping[sym] = sp.Symbol(sym.name, positive=True) if low > 0 else sp.Symbol(sym.name, real=True)
+        kind = {"integer": True} if sym in bounds else {}
+        mapping[sym] = (
+            sp.Symbol(sym.name, positive=True, **kind) if low > 0 else sp.Symbol(sym.name, real=True, **kind)
+        )
     return expr.xreplace(mapping), mapping
 
 
-def sample_points(symbols: list[sp.Symbol], domain: Domain, count: int, seed: int) -> list[dict[sp.Symbol, sp.Rational]]:
+def sample_points(
+    symbols: list[sp.Symbol], domain: Domain, count: int, seed: int
+) -> list[dict[sp.Symbol, sp.Rational]]:
     rng = random.Random(seed)
     points = []
     for _ in range(count):
         point = {}
         for sym in sorted(symbols, key=lambda s: s.name):
             low, high = domain.interval(sym.name)
-            point[sym] = sp.Rational(round((low + (high - low) * rng.random()) * 10_000), 10_000)
+            if sym.is_integer:  # a summation bound: a whole number in the domain
+                point[sym] = sp.Integer(rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high))))
+            else:
+                point[sym] = sp.Rational(round((low + (high - low) * rng.random()) * 10_000), 10_000)
         points.append(point)
     return points
 
 
 def numeric(expr: sp.Expr, point: dict[sp.Symbol, sp.Expr]) -> sp.Expr | None:
     """The value of `expr` at `point` to DIGITS digits, or None when undefined or not a number."""
-    value = expr.xreplace(point).doit() if expr.has(sp.Sum, sp.Product) else expr.xreplace(point)
-    value = sp.N(value, DIGITS)
+    value = expr.evalf(DIGITS, subs={k: sp.Float(v, DIGITS) for k, v in point.items()})
     if value.has(sp.nan, sp.zoo) or not value.is_number or value.has(sp.Sum, sp.Product, sp.Limit):
         return None
     if value.is_infinite:

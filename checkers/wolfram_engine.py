@@ -32,7 +32,9 @@ def wolfram_is_zero(expr: sp.Expr, timeout_s: float = 20.0) -> bool | None:
         return None
     code = f"Print[FullSimplify[({mathematica_code(expr)}) == 0]]"
     try:
-        done = subprocess.run([path, "-code", code], capture_output=True, text=True, timeout=timeout_s, check=False)
+        done = subprocess.run(
+            [path, "-code", code], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     answer = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []

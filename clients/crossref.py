@@ -63,7 +63,9 @@ class CrossrefSource(HttpSource):
     def _make_http(self, base_url: str) -> HttpLayer:
         mailto = self.options.mailto
         agent = f"{USER_AGENT} (mailto:{mailto})" if mailto else USER_AGENT
-        return HttpLayer(self.name, base_url, self.options, headers={"User-Agent": agent})
+        return HttpLayer(
+            self.name, base_url, self.options, headers={"User-Agent": agent}, default_rpm=self.DEFAULT_RPM
+        )
 
     async def lookup_doi(self, doi: str) -> BibRecord | None:
         key = normalize_doi(doi)

@@ -10,7 +10,13 @@ from typing import Any
 
 from clients.bib_record import BibRecord
 from clients.http_source import HttpSource
-from clients.identifiers import arxiv_id_from_doi, arxiv_id_from_url, normalize_arxiv_id, normalize_doi, split_name
+from clients.identifiers import (
+    arxiv_id_from_doi,
+    arxiv_id_from_url,
+    normalize_arxiv_id,
+    normalize_doi,
+    split_name,
+)
 
 __all__ = ["DblpSource", "record_from_dblp"]
 

@@ -13,6 +13,7 @@ messages or logs: errors name the path, not the query string.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -20,6 +21,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -39,7 +41,15 @@ from clients.rate_limit_headers import announced_rpm, pause_seconds, retry_after
 from clients.response_cache import CachedResponse, ResponseCache, request_key
 from clients.retry import RetryPolicy
 
-__all__ = ["HttpLayer", "HttpOptions", "HttpResponse", "USER_AGENT", "mailto_from_env"]
+__all__ = [
+    "REDACTOR",
+    "HttpLayer",
+    "HttpOptions",
+    "HttpResponse",
+    "USER_AGENT",
+    "mailto_from_env",
+    "parse_json",
+]
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +131,37 @@ def classify_status(status: int, source: str, path: str, headers: httpx.Headers,
     return BadRequestError(where, source=source, status=status)
 
 
+class SecretRedactor(logging.Filter):
+    """Masks registered secret values in records of httpx / httpcore (which log full URLs)."""
+
+    LOGGERS = ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection", "httpcore.proxy")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def add(self, *values: str | None) -> None:
+        new = {v for v in values if v and len(v) >= 4} - self.secrets
+        if new:
+            self.secrets |= new
+            self.secrets |= {quote(v, safe="") for v in new}  # as it appears in a query string
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            redacted = message
+            for secret in self.secrets:
+                redacted = redacted.replace(secret, "***")
+            if redacted != message:
+                record.msg, record.args = redacted, None
+        return True
+
+
+REDACTOR = SecretRedactor()
+for _name in SecretRedactor.LOGGERS:
+    logging.getLogger(_name).addFilter(REDACTOR)
+
+
 class HttpLayer:
     """HTTP for one source.
 
@@ -131,23 +172,37 @@ class HttpLayer:
         headers: extra request headers (secrets allowed: they are never keyed or logged).
         secret_params: query parameters sent but never keyed or logged (e.g. `api_key`).
         api_key: when given, the limiter key becomes `source:key=<sha256 prefix>`.
+        default_rpm: the source's polite default, configured on the limiter key before the first
+            request unless the run already configured that key.
     """
 
     def __init__(self, source: str, base_url: str, options: HttpOptions | None = None, *,
                  headers: dict[str, str] | None = None, secret_params: dict[str, str] | None = None,
-                 api_key: str | None = None) -> None:  # fmt: skip
+                 api_key: str | None = None, default_rpm: float | None = None) -> None:  # fmt: skip
         self.source = source
         self.base_url = base_url.rstrip("/")
         self.options = options or HttpOptions()
         self.headers = {"User-Agent": USER_AGENT, **(headers or {})}
         self.secret_params = {k: v for k, v in (secret_params or {}).items() if v}
+        REDACTOR.add(api_key, *self.secret_params.values())
         fingerprint = hashlib.sha256(api_key.encode()).hexdigest()[:8] if api_key else None
         self.limiter_key = f"{source}:key={fingerprint}" if fingerprint else source
         self.network_calls = 0
+        self.default_rpm = default_rpm
+        self._defaults_sent = False
         self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (sources travel to Ray workers): the connection pool is rebuilt there."""
+        return {**self.__dict__, "_client": None, "_loop": None}
 
     def _http(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._loop is not loop:
+            self._client = None  # made under another event loop (e.g. a second asyncio.run): unusable here
         if self._client is None:
+            self._loop = loop
             self._client = httpx.AsyncClient(
                 base_url=self.base_url, transport=self.options.transport, headers=self.headers,
                 timeout=self.options.timeout, follow_redirects=True,
@@ -204,6 +259,9 @@ class HttpLayer:
                        parse: Parser | None) -> HttpResponse:  # fmt: skip
         limiter = self.options.limiter
         if limiter is not None:
+            if self.default_rpm and not self._defaults_sent:
+                await limiter.configure(self.limiter_key, rpm=self.default_rpm, if_unset=True)
+                self._defaults_sent = True
             await limiter.acquire(self.limiter_key)
         headers = {"Accept": accept} if accept else {}
         self.network_calls += 1
@@ -211,8 +269,10 @@ class HttpLayer:
             raw = await self._http().get(path, params={**params, **self.secret_params}, headers=headers)
         except httpx.TimeoutException as exc:
             raise TransientError(f"{path}: timeout ({type(exc).__name__})", source=self.source) from exc
-        except httpx.TransportError as exc:
-            # connection refused/reset, peer closed before Content-Length was met, ...
+        except httpx.TooManyRedirects as exc:
+            raise BadRequestError(f"{path}: redirect loop", source=self.source) from exc
+        except httpx.HTTPError as exc:
+            # connection refused/reset, peer closed before Content-Length was met, bad encoding, ...
             raise TransientError(f"{path}: {type(exc).__name__}", source=self.source) from exc
         status = raw.status_code
         if limiter is not None:

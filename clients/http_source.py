@@ -31,7 +31,7 @@ class HttpSource:
         self.http = self._make_http(base_url or self.BASE_URL)
 
     def _make_http(self, base_url: str) -> HttpLayer:
-        return HttpLayer(self.name, base_url, self.options)
+        return HttpLayer(self.name, base_url, self.options, default_rpm=self.DEFAULT_RPM)
 
     @property
     def network_calls(self) -> int:

@@ -25,6 +25,6 @@ class Limiter(Protocol):
         ...
 
     async def configure(self, key: str, rpm: float | None = None, tpm: float | None = None, *,
-                        burst_seconds: float = 1.0) -> None:  # fmt: skip
+                        burst_seconds: float = 1.0, if_unset: bool = False) -> None:  # fmt: skip
         """Set a key's limits."""
         ...

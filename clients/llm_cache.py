@@ -1,65 +1,86 @@
-"""The gateway's response cache: diskcache on local disk, keyed by `LLMRequest.cache_key()`.
+"""The gateway's view of the one response cache (`clients/response_cache.py`).
 
-Every paid answer is written before it is used, so a run interrupted at any point (budget,
-crash, pre-emption) never pays for the same request twice when resumed. A run pinned to a
-snapshot replays from the cache with zero network calls (`replay_only`: a miss raises
-`CacheMissError`). `export_jsonl` / `import_jsonl` move a cache to and from the run's storage
-(or to `jobs/llm_replay_server.py`, which serves the same lines as recordings).
+Model answers are stored in the same diskcache store the bibliographic sources use: source = the
+model string, digest = `LLMRequest.cache_key()` (model, messages, answer-changing parameters,
+tools), body = the `LLMResponse` as JSON, stamped with its fetch date. Every paid answer is
+written before it is used, so a run interrupted at any point (budget, crash, pre-emption) never
+pays for the same request twice when resumed. A run pinned to a snapshot opens the store
+`frozen`: a miss raises `CacheMissError` and no network call is made.
+
+`export_jsonl` / `import_jsonl` move the model answers to and from the run's storage; the lines
+are also recordings for `jobs/llm_replay_server.py`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from clients.llm_request import LLMRequest, LLMResponse, messages_hash
+from clients.response_cache import CachedResponse, ResponseCache
 
-__all__ = ["ResponseCache"]
+__all__ = ["LLMCache"]
+
+_CONTENT_TYPE = "application/vnd.scrutineer.llm-response+json"
 
 
-class ResponseCache:
-    """Durable request -> response map. Thread- and process-safe (diskcache uses sqlite)."""
+class LLMCache:
+    """Request -> `LLMResponse` over a `ResponseCache` (picklable, process-safe).
 
-    def __init__(self, directory: str | Path) -> None:
-        import diskcache
+    Args:
+        directory: the cache directory (shared with the source clients' answers).
+        frozen: replay only (a miss raises `CacheMissError`; nothing is written).
+    """
 
-        self.directory = Path(directory)
-        self._cache = diskcache.Cache(str(self.directory), size_limit=2**40, eviction_policy="none")
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+    def __init__(self, directory: str | Path, *, frozen: bool = False) -> None:
+        self.store = ResponseCache(directory, frozen=frozen)
+
+    @property
+    def hits(self) -> int:
+        return self.store.hits
+
+    @property
+    def misses(self) -> int:
+        return self.store.misses
+
+    @staticmethod
+    def _readable(request: LLMRequest) -> str:
+        return json.dumps(["chat", request.model, messages_hash(request.messages)])
 
     def get(self, request: LLMRequest) -> LLMResponse | None:
-        entry = self._cache.get(request.cache_key())
-        with self._lock:
-            if entry is None:
-                self.misses += 1
-                return None
-            self.hits += 1
-        response = LLMResponse.from_json(entry["response"])
+        """The stored answer, None, or `CacheMissError` when frozen."""
+        stored = self.store.get(request.model, request.cache_key(), self._readable(request))
+        if stored is None:
+            return None
+        response = LLMResponse.from_json(json.loads(stored.text))
         response.cached = True
         response.attempts = 0
         return response
 
     def put(self, request: LLMRequest, response: LLMResponse) -> None:
-        stored = response.to_json() | {"cached": False}
-        entry = {"model": request.model, "messages_hash": messages_hash(request.messages), "response": stored}
-        self._cache.set(request.cache_key(), entry)
+        body = json.dumps(response.to_json() | {"cached": False}, sort_keys=True)
+        stored = CachedResponse(request.model, self._readable(request), 200, _CONTENT_TYPE, body, ResponseCache.now())
+        self.store.put(stored, request.cache_key())
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return sum(1 for _ in self.entries())
 
     def entries(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        for key in self._cache.iterkeys():
-            entry = self._cache.get(key)
-            if entry is not None:
-                yield key, entry
+        """(cache key, {model, messages_hash, fetched_at, response}) for every model answer."""
+        import diskcache
+
+        with diskcache.Cache(str(self.store.directory)) as raw:
+            for key in raw.iterkeys():
+                value = raw.get(key)
+                if isinstance(value, dict) and value.get("content_type") == _CONTENT_TYPE:
+                    _, model, mhash = json.loads(value["request"])
+                    yield key, {"model": model, "messages_hash": mhash, "fetched_at": value["fetched_at"],
+                                "response": json.loads(value["text"])}  # fmt: skip
 
     def export_jsonl(self, path: str | Path) -> int:
-        """Write every entry as one JSON line (`key`, `model`, `messages_hash`, `response`)."""
+        """Write every model answer as one JSON line; returns the count."""
         count = 0
         with open(path, "w", encoding="utf-8") as out:
             for key, entry in self.entries():
@@ -68,15 +89,18 @@ class ResponseCache:
         return count
 
     def import_jsonl(self, path: str | Path) -> int:
-        """Load lines written by `export_jsonl` (existing keys are overwritten with the same answer)."""
+        """Load lines written by `export_jsonl`; returns the count."""
         count = 0
         with open(path, encoding="utf-8") as lines:
             for line in lines:
                 if line.strip():
                     entry = json.loads(line)
-                    self._cache.set(entry.pop("key"), entry)
+                    readable = json.dumps(["chat", entry["model"], entry["messages_hash"]])
+                    stored = CachedResponse(entry["model"], readable, 200, _CONTENT_TYPE,
+                                            json.dumps(entry["response"], sort_keys=True), entry["fetched_at"])  # fmt: skip
+                    self.store.put(stored, entry["key"])
                     count += 1
         return count
 
     def close(self) -> None:
-        self._cache.close()
+        self.store.close()

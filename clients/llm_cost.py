@@ -51,11 +51,15 @@ def price_for(model: str, price_override: tuple[float, float] | None = None) -> 
     for name in _candidates(model):
         info = litellm.model_cost.get(name)
         if info and info.get("input_cost_per_token") is not None:
-            return Price(float(info["input_cost_per_token"]), float(info.get("output_cost_per_token") or 0.0), name)
+            return Price(
+                float(info["input_cost_per_token"]), float(info.get("output_cost_per_token") or 0.0), name
+            )
     return None
 
 
-def estimate_cost(price: Price | None, n_requests: int, tokens_in_each: int, tokens_out_each: int) -> float | None:
+def estimate_cost(
+    price: Price | None, n_requests: int, tokens_in_each: int, tokens_out_each: int
+) -> float | None:
     """Cost of `n_requests` similar calls (None when the model has no price)."""
     if price is None:
         return None

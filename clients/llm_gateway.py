@@ -27,7 +27,7 @@ from typing import Any
 from clients.errors import CacheMissError, RateLimitedError
 from clients.llm_backend import ModelBackend, estimate_tokens
 from clients.llm_budget import BudgetClient
-from clients.llm_cache import ResponseCache
+from clients.llm_cache import LLMCache
 from clients.llm_cost import Price, price_for
 from clients.llm_litellm import LiteLLMBackend
 from clients.llm_request import LLMRequest, LLMResponse
@@ -47,6 +47,9 @@ class LLMServices:
     """A `cluster.rate_limiter.LimiterClient` (or anything with async acquire/report/configure)."""
     limits: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     """(rpm, tpm) per model string; applied to the limiter key of that model at first use."""
+    burst_seconds: float = 0.5
+    """Limiter bucket size in seconds of the rate: kept below a provider's own burst allowance,
+    so network jitter between our spacing and theirs does not turn into 429s."""
     budget: BudgetClient | None = None
     """The run's shared budget (None: unlimited)."""
     backends: dict[str, ModelBackend] = field(default_factory=dict)
@@ -57,8 +60,9 @@ class LLMServices:
     timeout_s: float = 120.0
     concurrency: int = 8
     """Requests a system keeps in flight per worker."""
-    cache: ResponseCache | None = None
-    """An open cache; when None the gateway opens `<RunContext.cache_dir>/llm` if there is one."""
+    cache: LLMCache | None = None
+    """An open cache; when None the gateway opens `RunContext.cache_dir` if there is one (frozen
+    when `replay_only`)."""
 
 
 @dataclass
@@ -110,7 +114,9 @@ class LLMGateway:
                  backend: ModelBackend | None = None) -> None:  # fmt: skip
         self.model = model
         self.services = services or LLMServices()
-        self.cache = self.services.cache or (ResponseCache(os.path.join(cache_dir, "llm")) if cache_dir else None)
+        self.cache = self.services.cache or (
+            LLMCache(cache_dir, frozen=self.services.replay_only) if cache_dir else None
+        )
         self.backend = backend or self._choose_backend(model, api_base, api_key_env)
         self.price: Price | None = price_for(model, price_override)
         self.key = limiter_key(model, api_base, api_key_env)
@@ -121,7 +127,9 @@ class LLMGateway:
         if model.startswith(SELF_HOSTED_PREFIX):
             name = model[len(SELF_HOSTED_PREFIX) :]
             if name not in self.services.backends:
-                raise KeyError(f"no self-hosted backend '{name}' in this run (have: {sorted(self.services.backends)})")
+                raise KeyError(
+                    f"no self-hosted backend '{name}' in this run (have: {sorted(self.services.backends)})"
+                )
             return self.services.backends[name]
         return LiteLLMBackend(api_base=api_base, api_key_env=api_key_env)
 
@@ -130,7 +138,7 @@ class LLMGateway:
             return
         rpm, tpm = self.services.limits.get(self.model, (None, None))
         if rpm or tpm:
-            await self.services.limiter.configure(self.key, rpm, tpm)
+            await self.services.limiter.configure(self.key, rpm, tpm, burst_seconds=self.services.burst_seconds)
         self._configured = True
 
     async def complete(self, messages: list[dict[str, Any]], params: dict[str, Any] | None = None,
@@ -141,12 +149,14 @@ class LLMGateway:
     async def send(self, request: LLMRequest) -> LLMResponse:
         self.stats.add(requests=1)
         if self.cache is not None:
-            hit = self.cache.get(request)
+            hit = self.cache.get(request)  # a frozen cache raises CacheMissError here
             if hit is not None:
                 self.stats.add(cache_hits=1)
                 return hit
         if self.services.replay_only:
-            raise CacheMissError(f"request {request.cache_key()[:12]} not in the pinned cache", source=self.model)
+            raise CacheMissError(
+                f"request {request.cache_key()[:12]} not in the pinned cache", source=self.model
+            )
         if self.services.budget is not None:
             await self.services.budget.check()
         await self._configure_limiter()
@@ -165,8 +175,9 @@ class LLMGateway:
                 return await self.backend.generate(request, self.services.timeout_s)
             except RateLimitedError as exc:
                 self.stats.add(rate_limited=1)
-                if limiter is not None:
-                    await limiter.report(self.key, True, exc.retry_after)
+                if limiter is not None:  # the limiter pauses the key: tell it the capped wait
+                    cap = self.services.retry.retry_after_cap
+                    await limiter.report(self.key, True, None if exc.retry_after is None else min(exc.retry_after, cap))
                 raise
 
         try:
@@ -179,7 +190,9 @@ class LLMGateway:
         response.cost_usd = self.price.cost(response.tokens_in, response.tokens_out) if self.price else None
         if self.services.limiter is not None and self.services.limits.get(self.model, (None, None))[1]:
             used = response.tokens_in + response.tokens_out
-            await self.services.limiter.report(self.key, False, None, tokens_delta=used - tokens_in_est - tokens_out_est)
+            await self.services.limiter.report(
+                self.key, False, None, tokens_delta=used - tokens_in_est - tokens_out_est
+            )
         if self.cache is not None:
             self.cache.put(request, response)
         if self.services.budget is not None:

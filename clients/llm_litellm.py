@@ -63,7 +63,11 @@ def classify_litellm_error(exc: BaseException, source: str) -> ClientError:
         return AuthError(message, source=source, status=status)
     if isinstance(exc, litellm.NotFoundError) or status == 404:
         return NotFoundError(message, source=source, status=status)
-    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (400, 405, 422):
+    if isinstance(exc, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (
+        400,
+        405,
+        422,
+    ):
         return BadRequestError(message, source=source, status=status)
     # timeouts, connection errors, 5xx, malformed/truncated bodies: worth another try
     return TransientError(f"{type(exc).__name__}: {message}", source=source, status=status)

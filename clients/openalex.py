@@ -58,7 +58,9 @@ class OpenAlexSource(HttpSource):
     def _make_http(self, base_url: str) -> HttpLayer:
         key = os.environ.get("OPENALEX_API_KEY") or None
         secret = {"mailto": self.options.mailto or "", "api_key": key or ""}
-        return HttpLayer(self.name, base_url, self.options, secret_params=secret, api_key=key)
+        return HttpLayer(
+            self.name, base_url, self.options, secret_params=secret, api_key=key, default_rpm=self.DEFAULT_RPM
+        )
 
     async def lookup_doi(self, doi: str) -> BibRecord | None:
         key = normalize_doi(doi)

@@ -59,7 +59,10 @@ class OutageReport:
         down = ", ".join(sorted({e.source for e in self.events} | set(self.refused)))
         refused = sum(self.refused.values())
         if override:
-            return True, f"INCOMPLETE (published by override): sources down: {down}; {refused} lookups refused"
+            return (
+                True,
+                f"INCOMPLETE (published by override): sources down: {down}; {refused} lookups refused",
+            )
         return False, f"incomplete: sources down: {down}; {refused} lookups refused; not published"
 
     @staticmethod
@@ -107,6 +110,15 @@ class OutageGuard:
         self._report = OutageReport()
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict:
+        """Ships settings and history (e.g. to a Ray worker); the lock is per process."""
+        with self._lock:
+            return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _window(self, source: str) -> _SourceWindow:
         return self._windows.setdefault(source, _SourceWindow())
 
@@ -142,9 +154,7 @@ class OutageGuard:
             if window.down_until <= now and n >= self.min_events and failed / n >= self.threshold:
                 window.down_until = now + self.cooldown_seconds
                 window.outcomes.clear()
-                self._report.events.append(
-                    OutageEvent(source, time.time(), failed / n, n, window.last_error)
-                )
+                self._report.events.append(OutageEvent(source, time.time(), failed / n, n, window.last_error))
 
     def error_rate(self, source: str) -> float:
         with self._lock:

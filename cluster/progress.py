@@ -51,6 +51,6 @@ class Progress:
 
     def maybe_print(self, force: bool = False) -> None:
         now = time.monotonic()
-        if force or now - self._last_print >= self._every or self.done_shards == self.total_shards:
+        if force or now - self._last_print >= self._every:
             self._last_print = now
             print(self.line(), file=self._stream, flush=True)

@@ -8,7 +8,7 @@ Reservations, not sleeps: `reserve` debits the buckets at once (they may go nega
 the future) and returns how long the caller must wait before sending; the caller sleeps locally.
 The actor therefore never blocks, and N workers sharing a key are spaced exactly as one would be.
 
-Adaptive: a 429 report halves the key's effective rate (down to `min_factor` of the configured
+Adaptive: a 429 episode multiplies the key's effective rate by `backoff` (0.7) (down to `min_factor` of the configured
 rate) and pushes the bucket's timeline past `retry_after`; the rate then recovers linearly to the
 configured value over `recovery_seconds`. A report with `rate_limited=False` and a `retry_after`
 (a rate-limit header at zero, with a reset time) pauses the key without the penalty. An
@@ -64,9 +64,13 @@ class TokenBucket:
         return 0.0 if self.level >= 0 else -self.level / rate
 
     def push_back(self, seconds: float, now: float, rate: float) -> None:
-        """Make the next reservation wait at least `seconds` (used after a 429)."""
+        """Make the next reservation wait at least `seconds` from now (used after a 429).
+
+        At least, not in addition: reservations already further out stay where they are, so a
+        burst of 429s answered with the same Retry-After pauses the key once, not once per 429.
+        """
         self.refill(now, rate)
-        self.level = min(self.level, 0.0) - seconds * rate
+        self.level = min(self.level, -seconds * rate)
 
 
 @dataclass
@@ -101,10 +105,13 @@ class LimiterState:
 
     min_factor: float = 0.1
     """Adaptive backoff never goes below this fraction of the configured rate."""
-    backoff: float = 0.5
-    """Multiplier applied to the effective rate on each 429."""
-    recovery_seconds: float = 60.0
-    """Seconds to climb linearly from factor 0 back to the configured rate."""
+    backoff: float = 0.7
+    """Multiplier applied to the effective rate on each 429 episode."""
+    recovery_seconds: float = 30.0
+    """Seconds to climb linearly from factor 0 back to the configured rate (0.7 -> 1 takes 9 s)."""
+    coalesce_seconds: float = 1.0
+    """429s reported within this long of the last penalty are one episode: penalized once (N
+    workers bounced by the same burst must not divide the rate by 2**N)."""
     default_penalty: float = 1.0
     """Pause applied on a 429 that carried no Retry-After, seconds."""
     max_pause: float = 300.0
@@ -125,10 +132,14 @@ class LimiterState:
         return rps, tps
 
     def configure(self, key: str, rpm: float | None = None, tpm: float | None = None,
-                  burst_seconds: float = 1.0, now: float | None = None) -> None:  # fmt: skip
+                  burst_seconds: float = 1.0, now: float | None = None, *, if_unset: bool = False) -> None:  # fmt: skip
+        """Set a key's limits. `if_unset`: only when the key has none yet (a client's defaults
+        never override what the run configured)."""
         now = time.monotonic() if now is None else now
         with self._lock:
             limits = self._key(key)
+            if if_unset and (limits.rpm is not None or limits.tpm is not None):
+                return
             if (limits.rpm, limits.tpm, limits.burst_seconds) == (rpm, tpm, burst_seconds) and (
                 limits.requests is not None or limits.tokens is not None
             ):
@@ -180,9 +191,11 @@ class LimiterState:
             pause = None if retry_after is None else min(max(retry_after, 0.0), self.max_pause)
             if rate_limited:
                 limits.rate_limited_reports += 1
-                current = limits.current_factor(now, self.recovery_seconds)
-                limits.factor = max(self.min_factor, current * self.backoff)
-                limits.penalized_at = now
+                recent = limits.penalized_at is not None and now - limits.penalized_at < self.coalesce_seconds
+                if not recent:
+                    current = limits.current_factor(now, self.recovery_seconds)
+                    limits.factor = max(self.min_factor, current * self.backoff)
+                    limits.penalized_at = now
                 if pause is None:
                     pause = self.default_penalty
             rps, tps = self._rates(limits, now)
@@ -222,13 +235,20 @@ class RateLimiterActor:
     async def reserve(self, key: str, requests: float = 1, tokens: float = 0) -> float:
         return self.state.reserve(key, requests, tokens)
 
+    async def reserve_at(self, key: str, requests: float = 1, tokens: float = 0) -> tuple[float, float]:
+        """(wait, wall-clock time the reservation is due): callers sleep until the absolute time,
+        so the reply's own latency does not shift (and bunch) their slot."""
+        wait = self.state.reserve(key, requests, tokens)
+        return wait, time.time() + wait
+
     async def report(self, key: str, rate_limited: bool = False, retry_after: float | None = None,
                      tokens_delta: float = 0, announced_rpm: float | None = None) -> None:  # fmt: skip
         self.state.report(key, rate_limited, retry_after, tokens_delta=tokens_delta,
                           announced_rpm=announced_rpm)  # fmt: skip
 
-    async def configure(self, key: str, rpm: float | None, tpm: float | None, burst_seconds: float) -> None:
-        self.state.configure(key, rpm, tpm, burst_seconds)
+    async def configure(self, key: str, rpm: float | None, tpm: float | None, burst_seconds: float,
+                        if_unset: bool = False) -> None:  # fmt: skip
+        self.state.configure(key, rpm, tpm, burst_seconds, if_unset=if_unset)
 
     async def snapshot(self, key: str) -> dict[str, Any]:
         return self.state.snapshot(key)
@@ -264,11 +284,13 @@ class LimiterClient:
     """
 
     def __init__(self, name: str = DEFAULT_NAME, namespace: str = NAMESPACE, *,
-                 local: bool | None = None, **settings: Any) -> None:  # fmt: skip
+                 local: bool | None = None, late_tolerance: float = 0.1, **settings: Any) -> None:  # fmt: skip
         self.name = name
         self.namespace = namespace
         self.local = local
+        self.late_tolerance = late_tolerance
         self.settings = settings
+        self.missed_slots = 0
         self._handle: Any = None
         self._state: LimiterState | None = None
 
@@ -295,12 +317,31 @@ class LimiterClient:
             return state.reserve(key, requests, tokens)
         return await handle.reserve.remote(key, requests, tokens)
 
+    async def _reserve_at(self, key: str, requests: float, tokens: float) -> tuple[float, float]:
+        state, handle = self._resolve()
+        if state is not None:
+            wait = state.reserve(key, requests, tokens)
+            return wait, time.time() + wait
+        return await handle.reserve_at.remote(key, requests, tokens)
+
     async def acquire(self, key: str, requests: float = 1, tokens: float = 0) -> float:
-        """Reserve, then sleep locally until the reservation is due; return seconds slept."""
-        wait = await self.reserve(key, requests, tokens)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return wait
+        """Reserve, then sleep locally until the reservation is due; return seconds slept.
+
+        A caller that wakes more than `late_tolerance` after a queued slot (a stalled process, a
+        slow reply) takes a fresh slot instead of firing late beside the next on-time caller
+        (twice at most; the missed slot is simply lost, which errs on the safe side).
+        """
+        slept = 0.0
+        for attempt in range(3):
+            wait, due = await self._reserve_at(key, requests, tokens)
+            delay = due - time.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+                slept += delay
+            if wait <= 0 or time.time() - due <= self.late_tolerance or attempt == 2:
+                break
+            self.missed_slots += 1
+        return slept
 
     async def report(self, key: str, rate_limited: bool = False, retry_after: float | None = None, *,
                      tokens_delta: float = 0, announced_rpm: float | None = None) -> None:  # fmt: skip
@@ -313,13 +354,14 @@ class LimiterClient:
         await handle.report.remote(key, rate_limited, retry_after, tokens_delta, announced_rpm)
 
     async def configure(self, key: str, rpm: float | None = None, tpm: float | None = None, *,
-                        burst_seconds: float = 1.0) -> None:  # fmt: skip
-        """Set a key's limits (None: unlimited). New limits reset its buckets; the same ones keep them."""
+                        burst_seconds: float = 1.0, if_unset: bool = False) -> None:  # fmt: skip
+        """Set a key's limits (None: unlimited). New limits reset its buckets; the same ones keep
+        them. `if_unset`: only if the key has no limits yet (defaults that never override)."""
         state, handle = self._resolve()
         if state is not None:
-            state.configure(key, rpm, tpm, burst_seconds)
+            state.configure(key, rpm, tpm, burst_seconds, if_unset=if_unset)
             return
-        await handle.configure.remote(key, rpm, tpm, burst_seconds)
+        await handle.configure.remote(key, rpm, tpm, burst_seconds, if_unset)
 
     async def snapshot(self, key: str) -> dict[str, Any]:
         """The key's configured and effective limits."""

@@ -62,6 +62,7 @@ def run_shard_tasks(
     on_shard_done: Callable[[ShardResult], None] | None = None,
 ) -> RunOutcome:
     store = Store(store_uri)
+    store_uri = store.uri  # absolute: workers resolve it in their own working directory
     outcome = RunOutcome()
     finished = {run_id: store.finished_shards(run_id) for run_id in {t.run_id for t in tasks}}
     pending = deque(t for t in tasks if t.shard_id not in finished[t.run_id])
@@ -77,6 +78,10 @@ def run_shard_tasks(
     items_ref = ray.put(items)
     actor_cls = ray.remote(num_cpus=pool.cpus_per_worker, num_gpus=pool.gpus_per_worker, max_restarts=0)(ShardWorker)
     workers = [actor_cls.remote(build, store_uri) for _ in range(min(pool.workers, len(pending)))]
+    try:  # a worker that cannot even start (e.g. our packages not importable there) fails the run at once
+        ray.get([w.ping.remote() for w in workers], timeout=300)
+    except (RayActorError, ActorDiedError, ray.exceptions.GetTimeoutError) as exc:
+        raise WorkerStartError(f"worker actors could not start: {_first_line(exc)}") from exc
     idle = deque(range(len(workers)))
     attempts: dict[tuple[str, int], int] = {}
     in_flight: dict[ray.ObjectRef, tuple[int, ShardTask]] = {}
@@ -121,6 +126,10 @@ def run_shard_tasks(
         left = sum(t.size for t in pending)
         print(f"[budget] stopped: {len(pending)} shards ({left} items) left; submit the same run again to resume", flush=True)
     return outcome
+
+
+class WorkerStartError(RuntimeError):
+    """The pool could not start: a setup problem, not a shard's."""
 
 
 def _retry_or_fail(task, error, attempts, pending, store, outcome, pool, progress) -> None:

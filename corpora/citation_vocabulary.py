@@ -147,7 +147,7 @@ NEAR_MISS_SYNONYMS: dict[str, str] = {
     "description": "account", "optimization": "minimization", "detection": "localization", "unified": "joint",
     "simple": "basic", "large": "big", "data": "information", "complete": "full", "fast": "rapid",
     "incomplete": "partial", "generative": "synthetic", "distributed": "parallel", "controlling": "bounding",
-    "measurement": "quantification", "theory": "model", "structure": "architecture", "deep": "very deep",
+    "measurement": "quantification", "theory": "model", "structure": "architecture",
     "new": "novel", "rapid": "quick", "scalable": "efficient", "approximation": "estimation",
     "equations": "relations", "sequencing": "reading", "programmable": "tunable", "control": "command",
     "images": "pictures", "representation": "embedding", "computing": "calculating", "observations": "samples",

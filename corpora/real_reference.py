@@ -11,6 +11,7 @@ title, full author list, year, venue, DOI and arXiv id only where certain). One 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,4 +123,54 @@ def load_references(path: str | Path = REAL_REFERENCES_PATH) -> tuple[Reference,
     return tuple(refs)
 
 
-__all__ = ["REAL_REFERENCES_PATH", "Reference", "family_name", "given_names", "load_references", "reference_from_dict"]
+def references_from_hallmark(path: str | Path, domain: str = "ml") -> tuple[Reference, ...]:
+    """The VALID entries of a HALLMARK JSONL file as references (ref_id = bibtex_key).
+
+    Entries without title, authors or a numeric year are skipped, as are repeated titles and DOIs
+    (first kept). An entry without venue becomes a preprint-like `misc`. HALLMARK records carry no
+    arXiv ids, so the types that need a preprint (preprint_as_published, arxiv_version_mismatch)
+    cannot be made from them.
+    """
+    refs: list[Reference] = []
+    titles: set[str] = set()
+    dois: set[str] = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            fields = row.get("fields") or {}
+            if row.get("label") != "VALID" or not fields.get("title") or not fields.get("author"):
+                continue
+            year = str(fields.get("year", "")).strip()
+            if not year.isdigit():
+                continue
+            doi = (fields.get("doi") or "").strip() or None
+            title_key = fields["title"].strip().lower()
+            if title_key in titles or (doi and doi.lower() in dois):
+                continue
+            titles.add(title_key)
+            if doi:
+                dois.add(doi.lower())
+            venue = fields.get("booktitle") or fields.get("journal")
+            kind = ("inproceedings" if fields.get("booktitle") else "article") if venue else "misc"
+            authors = tuple(a.strip() for a in re.split(r"\s+and\s+", fields["author"]) if a.strip() and a.strip() != "others")
+            refs.append(
+                Reference(
+                    ref_id=row["bibtex_key"], bibtex_type=kind, title=fields["title"], authors=authors, year=int(year),
+                    venue=venue, domain=domain, volume=fields.get("volume"), number=fields.get("number"),
+                    pages=fields.get("pages"), doi=doi,
+                )
+            )
+    return tuple(refs)
+
+
+__all__ = [
+    "REAL_REFERENCES_PATH",
+    "Reference",
+    "family_name",
+    "given_names",
+    "load_references",
+    "reference_from_dict",
+    "references_from_hallmark",
+]

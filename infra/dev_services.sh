@@ -18,6 +18,7 @@ MLFLOW_PORT=${MLFLOW_PORT:-5000}
 RAY_PORT=${RAY_PORT:-6379}
 DASHBOARD_PORT=${DASHBOARD_PORT:-8265}
 BUCKET=${BUCKET:-scrutineer-runs}
+RAY_TMP=/tmp/scrutineer-dev-ray
 
 export AWS_ENDPOINT_URL="http://127.0.0.1:${S3_PORT}" AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
   AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1 MLFLOW_DISABLE_TELEMETRY=true RAY_USAGE_STATS_ENABLED=0
@@ -37,7 +38,7 @@ start() {
   fi
   if ! ray status --address "127.0.0.1:${RAY_PORT}" > /dev/null 2>&1; then
     RAY_AUTH_MODE=disabled ray start --head --node-ip-address=127.0.0.1 --port="$RAY_PORT" \
-      --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" --disable-usage-stats > "$STATE/ray.log" 2>&1
+      --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" --temp-dir="$RAY_TMP" --disable-usage-stats > "$STATE/ray.log" 2>&1
   fi
   cat > "$STATE/env.sh" <<ENV
 export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
@@ -50,7 +51,7 @@ ENV
 }
 
 stop() {
-  RAY_AUTH_MODE=disabled ray stop --force > /dev/null 2>&1 || true
+  pkill -TERM -f "$RAY_TMP" 2>/dev/null || true  # only this head (ray stop would stop every Ray here)
   for svc in mlflow moto; do
     if [ -f "$STATE/$svc.pid" ]; then kill "$(cat "$STATE/$svc.pid")" 2>/dev/null || true; rm -f "$STATE/$svc.pid"; fi
   done

@@ -7,6 +7,8 @@ the gateway behaves under a provider's limits and faults.
 Recordings are JSON lines `{"messages_hash": ..., "response": {"text", "model_id", "tokens_in",
 "tokens_out", "finish_reason", "tool_calls"}}` — the format `ResponseCache.export_jsonl` writes, so
 a run's cache is a recording. A request is matched on the sha256 of its canonical `messages`;
+else on a rule line `{"match": {"contains": ..., "last_role": ...}, "response": ...}` (first rule
+whose conditions all hold for the last message: lets a recording script a tool-use dialogue);
 unmatched requests get `--default-content` or a 404.
 
 It can enforce a requests-per-minute limit (token bucket, 429 with Retry-After past it) and
@@ -60,9 +62,11 @@ class ReplayConfig:
 class ReplayState:
     """Recordings, the rate bucket, fault counters and statistics (one per server)."""
 
-    def __init__(self, config: ReplayConfig, recordings: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, config: ReplayConfig, recordings: dict[str, dict[str, Any]],
+                 rules: list[tuple[dict[str, Any], dict[str, Any]]] | None = None) -> None:  # fmt: skip
         self.config = config
         self.recordings = recordings
+        self.rules = rules or []
         self.attempts: Counter[str] = Counter()
         self.rng = random.Random(config.seed)
         self.stats: Counter[str] = Counter()
@@ -94,6 +98,18 @@ class ReplayState:
         for kind, p in sorted(self.config.fault_rate.items()):
             if self.rng.random() < p:
                 return kind
+        return None
+
+    def lookup(self, key: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+        if key in self.recordings:
+            return self.recordings[key]
+        last = messages[-1] if messages else {}
+        for match, answer in self.rules:
+            if "last_role" in match and last.get("role") != match["last_role"]:
+                continue
+            if "contains" in match and match["contains"] not in str(last.get("content") or ""):
+                continue
+            return answer
         return None
 
     def snapshot(self) -> dict[str, Any]:
@@ -166,7 +182,7 @@ def build_app(state: ReplayState) -> Any:
         if fault == "timeout":
             state.stats["fault_timeout"] += 1
             await asyncio.sleep(state.config.timeout_delay)
-        answer = state.recordings.get(key)
+        answer = state.lookup(key, body.get("messages", []))
         if answer is None and state.config.default_content is not None:
             answer = {"text": state.config.default_content}
         if answer is None:
@@ -203,15 +219,20 @@ def build_app(state: ReplayState) -> Any:
     return app
 
 
-def load_recordings(paths: list[str]) -> dict[str, dict[str, Any]]:
+def load_recordings(paths: list[str]) -> tuple[dict[str, dict[str, Any]], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Hash-keyed answers and rule lines, from recording files, in file order."""
     recordings: dict[str, dict[str, Any]] = {}
+    rules: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for path in paths:
         with open(path, encoding="utf-8") as lines:
             for line in lines:
                 if line.strip():
                     entry = json.loads(line)
-                    recordings[entry["messages_hash"]] = entry["response"]
-    return recordings
+                    if "match" in entry:
+                        rules.append((entry["match"], entry["response"]))
+                    else:
+                        recordings[entry["messages_hash"]] = entry["response"]
+    return recordings, rules
 
 
 def hallmark_answer(prediction: dict[str, Any]) -> dict[str, Any]:
@@ -299,7 +320,7 @@ def main(argv: list[str] | None = None) -> None:
                           default_content=args.default_content)  # fmt: skip
     from aiohttp import web
 
-    state = ReplayState(config, load_recordings(args.recording))
+    state = ReplayState(config, *load_recordings(args.recording))
     print(f"replay server on http://{args.host}:{args.port}/v1 ({len(state.recordings)} recordings)", flush=True)
     web.run_app(build_app(state), host=args.host, port=args.port, print=None, access_log=None)
 

@@ -13,18 +13,19 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root is the Ray working_dir
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # the repository root is the Ray working_dir
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from cluster.run_config import ConfigError, RunConfig, load_config, override  # noqa: E402
 from cluster.run_plan import plan_run  # noqa: E402
-from cluster.runner import PoolConfig, run_shard_tasks  # noqa: E402
+from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
 from corpora import load_corpus  # noqa: E402
 from scoring.run_summary import summarize_citation_runs  # noqa: E402
 from storage.tracking import default_tracking_uri  # noqa: E402
-from verifiers import RunContext, SystemSpec, build_system, load_plugins, registered  # noqa: E402
+from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
 
@@ -100,13 +101,19 @@ def build_config(args: argparse.Namespace) -> RunConfig:
 
 def init_ray(address: str | None) -> None:
     import ray
+    from ray.job_config import JobConfig
 
     if ray.is_initialized():
         return
+    # A submitted job already ships the repository as its working_dir. A driver started here
+    # (local Ray, or RAY_ADDRESS to a cluster on this machine) puts the repository on the
+    # workers' path instead, so plugin modules import there as they do here.
+    in_submitted_job = "RAY_JOB_CONFIG_JSON_ENV_VAR" in os.environ
+    job_config = None if in_submitted_job else JobConfig(code_search_path=[str(REPO_ROOT)])
     if address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=address or None, logging_level="WARNING")
+        ray.init(address=address or None, logging_level="WARNING", job_config=job_config)
     else:
-        ray.init(include_dashboard=False, logging_level="WARNING")
+        ray.init(include_dashboard=False, logging_level="WARNING", job_config=job_config)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,19 +133,32 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[corpus] {corpus.name}@{corpus.version}: {corpus.num_items} items ({len(corpus.errors)} unreadable)", flush=True)
 
     specs = [SystemSpec(s.name, s.args, s.label) for s in config.systems]
+    for spec in specs:
+        try:
+            reasons = get_entry(spec.name).unavailable_reasons(spec.args)
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if reasons:
+            print(f"error: system '{spec.name}' cannot run here: {'; '.join(reasons)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         plan = plan_run(config, corpus, specs, make_context=lambda run_id: RunContext(run_id, config.snapshot))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     init_ray(config.ray_address)
-    outcome = run_shard_tasks(
-        plan.tasks,
-        corpus.items,
-        build=functools.partial(build_system, plugins=tuple(config.plugins)),
-        store_uri=config.storage,
-        pool=PoolConfig(workers=config.workers, cpus_per_worker=config.cpus_per_worker, max_attempts=config.max_attempts),
-    )
+    try:
+        outcome = run_shard_tasks(
+            plan.tasks,
+            corpus.items,
+            build=functools.partial(build_system, plugins=tuple(config.plugins)),
+            store_uri=config.storage,
+            pool=PoolConfig(workers=config.workers, cpus_per_worker=config.cpus_per_worker, max_attempts=config.max_attempts),
+        )
+    except WorkerStartError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INCOMPLETE
     tracking_uri = config.tracking_uri or default_tracking_uri()
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         summary = summarize_citation_runs(

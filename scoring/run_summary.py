@@ -115,8 +115,8 @@ def summarize_citation_runs(
             summary.report_uris.append(store.uri_of(report_key, rel))
     board = [{"system": s.system, "run_id": s.run_id, "status": s.status, **{m: s.scores.get(m) for m in LEADERBOARD_METRICS},
               "num_scored": s.scores.get("num_scored"), "errored": s.errored} for s in summary.systems]  # fmt: skip
-    store.write_json(report_key, "leaderboard.json", board)
-    summary.leaderboard_uri = store.uri_of(report_key, "leaderboard.json")
+    store.write_json(report_key, "run_summary.json", board)
+    summary.leaderboard_uri = store.uri_of(report_key, "run_summary.json")
 
     if tracking_uri:
         for system, score in zip(summary.systems, all_scores, strict=True):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]+")
 
 
 def make_run_id(corpus: str, corpus_version: str, system_label: str, config_hash: str, snapshot: str) -> str:
     parts = [f"{corpus}@{corpus_version}", f"{system_label}@{config_hash}", snapshot]
-    return "__".join(_UNSAFE.sub("-", p).replace("@", "-at-") for p in parts)
+    return "__".join(_UNSAFE.sub("-", p) for p in parts)

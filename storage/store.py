@@ -35,28 +35,38 @@ class Store:
     """Run records under one root URI."""
 
     def __init__(self, uri: str) -> None:
-        self.uri = uri.rstrip("/")
         self.fs, self.root = resolve(uri)
         self._local = isinstance(self.fs, pafs.LocalFileSystem)
+        # Absolute for local paths: workers run in other directories (and on other nodes).
+        self.uri = self.root if self._local else uri.rstrip("/")
+        self._boto = None
 
     # -- paths ---------------------------------------------------------------------------------
     def path(self, run_id: str, *parts: str) -> str:
         return posixpath.join(self.root, run_id, *parts)
 
     def uri_of(self, run_id: str, *parts: str) -> str:
+        """Where a run's file lives, as a user would type it (absolute path locally)."""
         return "/".join([self.uri, run_id, *parts])
 
     # -- low-level atomic writes --------------------------------------------------------------
     def _write_bytes(self, path: str, data: bytes) -> None:
-        self.fs.create_dir(posixpath.dirname(path), recursive=True)
         if self._local:
+            self.fs.create_dir(posixpath.dirname(path), recursive=True)
             tmp = f"{path}.tmp-{uuid.uuid4().hex}"
             with self.fs.open_output_stream(tmp) as out:
                 out.write(data)
             self.fs.move(tmp, path)  # rename: atomic on one filesystem
-        else:
-            with self.fs.open_output_stream(path) as out:  # one PUT: visible only when complete
-                out.write(data)
+        else:  # one PutObject: S3 makes an object visible only when complete
+            bucket, _, key = path.partition("/")
+            self._s3_client().put_object(Bucket=bucket, Key=key, Body=data)
+
+    def _s3_client(self):
+        if self._boto is None:
+            import boto3  # the standard AWS variables (AWS_ENDPOINT_URL, credentials, region) apply
+
+            self._boto = boto3.client("s3")
+        return self._boto
 
     def write_json(self, run_id: str, name: str, obj: Any) -> str:
         path = self.path(run_id, name)

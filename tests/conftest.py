@@ -26,11 +26,13 @@ def hallmark_data():
 
 
 @pytest.fixture(scope="session")
-def ray_head():
-    """A `ray start --head` node on 127.0.0.1 for the whole session."""
+def ray_head(moto_s3):
+    """A `ray start --head` node on 127.0.0.1 for the whole session. Like a cluster node with an
+    instance role, it has S3 credentials (for the session's moto server) in its environment, so
+    its workers can write run outputs to s3://."""
     from tests.helpers.ray_cluster import start_head, stop_head
 
-    head = start_head()
+    head = start_head(extra_env=moto_s3.env())
     yield head
     stop_head(head)
 

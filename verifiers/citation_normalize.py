@@ -40,7 +40,10 @@ __all__ = [
 ]
 
 _TAG = re.compile(r"<[^>]{0,200}>")
-_LATEX_ACCENT = re.compile(r"\\([`'^\"~=.uvHckbdrt])\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))")
+_LATEX_ACCENT = re.compile(
+    r"\\(?:([`'^\"~=.])\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))"
+    r"|([uvHckbdrt])(?:\s*\{\s*(\\?[A-Za-z])\s*\}|\s+(\\?[A-Za-z])))"
+)
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s*")
 _LATEX_SPECIAL = {r"\&": "&", r"\%": "%", r"\$": "$", r"\_": "_", r"\#": "#", "~": " ", "--": "-"}
 _LATEX_LETTER = {r"\ss": "ss", r"\o": "o", r"\O": "O", r"\ae": "ae", r"\AE": "AE", r"\oe": "oe", r"\l": "l",
@@ -61,8 +64,11 @@ _TRUNCATION = {"others", "et al", "et al.", "etal", "and others"}
 def _latex_to_text(text: str) -> str:
     if "\\" not in text and "{" not in text and "~" not in text:
         return text
-    text = _LATEX_ACCENT.sub(lambda m: _LATEX_LETTER.get(m.group(2) or m.group(3), (m.group(2) or m.group(3)).lstrip("\\"))
-                             + _COMBINING[m.group(1)], text)
+    def accent(m: re.Match[str]) -> str:
+        letter = m.group(2) or m.group(3) or m.group(5) or m.group(6)
+        return _LATEX_LETTER.get(letter, letter.lstrip("\\")) + _COMBINING[m.group(1) or m.group(4)]
+
+    text = _LATEX_ACCENT.sub(accent, text)
     for command, letter in sorted(_LATEX_LETTER.items(), key=lambda kv: -len(kv[0])):
         text = re.sub(re.escape(command) + r"(?![A-Za-z])\s*", letter, text)
     for raw, plain in _LATEX_SPECIAL.items():
@@ -98,8 +104,9 @@ def title_similarity(cited: str | None, reference: str | None) -> float:
 
 
 def venue_initials(venue: str | None) -> str:
-    """Initial letters of every normalized word of the venue ("Journal of Machine Learning Research" -> "jomlr")."""
-    return "".join(word[0] for word in normalize(venue).split())
+    """Initial letters of every alphabetic run of the normalized venue, digits skipped
+    ("Journal of Machine Learning Research 2" -> "jomlr")."""
+    return "".join(word[0] for word in re.findall(r"[a-z]+", normalize(venue)))
 
 
 def venue_similarity(cited: str | None, reference: str | None) -> float:
@@ -153,16 +160,12 @@ def _family_name(name: str) -> str:
         return name.split(",", 1)[0].strip(" {}")
     if name.startswith("{") and name.endswith("}"):
         return name[1:-1]  # a braced corporate or compound name is one unit
-    braced = re.findall(r"\{[^{}]*\}|\S+", name)
-    if not braced:
+    tokens = re.findall(r"\{[^{}]*\}|\S+", name)
+    if not tokens:
         return ""
-    last = braced[-1]
-    # keep lowercase particles (von, van der, de la) with the family name, as BibTeX does
-    i = len(braced) - 1
-    while i > 1 and braced[i - 1][:1].islower() and not braced[i - 1].startswith("{"):
-        i -= 1
-    family = " ".join(braced[i:]) if i < len(braced) - 1 else last
-    return family.replace("{", "").replace("}", "")
+    # BibTeX's "First von Last": the family name starts at the first lowercase word before the last
+    start = next((i for i, t in enumerate(tokens[:-1]) if t[:1].islower()), len(tokens) - 1)
+    return " ".join(tokens[start:]).replace("{", "").replace("}", "")
 
 
 def family_names(names: Iterable[str]) -> list[str]:

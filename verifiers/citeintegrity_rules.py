@@ -15,7 +15,9 @@ the index orders them). Features x = (s_t, s_a, s_y, s_v) come from `citation_no
 Thresholds for the five scored rules come from `select_threshold` on a validation split (maximize
 acceptable-class F1 over observed scores plus one above the max; ties: fewer false acceptances,
 then the higher threshold). The system maps the paper's binary decision onto the three-outcome
-policy: no candidate (DOI absent from the source, or no title hit) is UNCERTAIN, never fabricated.
+policy: no candidate (DOI absent from the source, no title hit, or a DOI-free best title hit below
+`min_candidate_title` similarity, i.e. nothing retrieved that could be the cited work) is
+UNCERTAIN, never fabricated. Benchmarks reproducing the paper's binary scores use the functions.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from verifiers.citation_entry import CitationEntry
 from verifiers.citation_normalize import (
     CitationFields,
     author_similarity,
+    normalize,
     title_similarity,
     venue_similarity,
     year_similarity,
@@ -66,7 +69,8 @@ def features(cited: CitationFields, record: BibRecord) -> tuple[float, float, fl
         title_similarity(cited.title, record.title),
         author_similarity(cited.authors, [a.family for a in record.authors], cited.truncated),
         year_similarity(cited.year, record.year),
-        venue_similarity(cited.venue, record.venue),
+        # a citation without a venue makes no venue claim to contradict (the paper's inputs always have one)
+        venue_similarity(cited.venue, record.venue) if normalize(cited.venue) else 1.0,
     )
 
 
@@ -184,7 +188,7 @@ def _predicted_type(x: Sequence[float]) -> str | None:
     worst = int(np.argmin(x))
     if x[worst] >= 1.0:
         return None
-    return {0: "near_miss_title" if x[0] >= 0.8 else "chimeric_title", 1: "author_mismatch", 2: None,
+    return {0: "near_miss_title" if x[0] >= 0.8 else "chimeric_title", 1: "swapped_authors", 2: None,
             3: "wrong_venue"}[worst]
 
 
@@ -193,7 +197,8 @@ class CiteIntegrityRule:
     UNCERTAIN (no candidate to compare with)."""
 
     def __init__(self, rule: str, sources: Sequence[BibSource], threshold: float | None = None,
-                 logistic: tuple[Sequence[float], float] | None = None, max_concurrency: int = 8) -> None:
+                 logistic: tuple[Sequence[float], float] | None = None, max_concurrency: int = 8,
+                 min_candidate_title: float = 0.75) -> None:
         if rule not in RULES:
             raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
         if threshold is None and rule in SCORED_RULES:
@@ -206,6 +211,7 @@ class CiteIntegrityRule:
         self.threshold = 0.5 if threshold is None else threshold
         self.logistic = logistic
         self.max_concurrency = max_concurrency
+        self.min_candidate_title = min_candidate_title
 
     async def _one(self, item: Item, limit: asyncio.Semaphore) -> Output:
         if item.load_error:
@@ -227,8 +233,12 @@ class CiteIntegrityRule:
             "candidate": None if record is None else {"title": record.title, "doi": record.doi, **record.raw},
         }
         subtests = {"doi_resolves": candidate.doi_in_source if cited.doi else None}
-        if record is None:
-            reason = f"DOI {cited.doi} not in {counted.name}" if cited.doi else "no title candidate retrieved"
+        weak = not cited.doi and candidate.features is not None and candidate.features[0] < self.min_candidate_title
+        if record is None or weak or (self.rule == "doi_membership" and not cited.doi):
+            reason = (f"DOI {cited.doi} not in {counted.name}" if cited.doi else
+                      "no DOI supplied" if self.rule == "doi_membership" else
+                      f"best title candidate below {self.min_candidate_title} similarity" if weak else
+                      "no title candidate retrieved")
             return Output(item.item_id, "UNCERTAIN", 0.5, f"insufficient evidence: {reason}", subtests=subtests,
                           detail=detail, **common)
         accept = score >= self.threshold
@@ -255,11 +265,11 @@ def build_citeintegrity(rule: str = "weighted", sources: Sequence[str | BibSourc
                         index_path: str | None = None, threshold: float | None = None,
                         logistic_coef: Sequence[float] | None = None, logistic_intercept: float | None = None,
                         calibration_path: str | None = None, client_options: dict[str, Any] | None = None,
-                        max_concurrency: int = 8) -> CiteIntegrityRule:
+                        max_concurrency: int = 8, min_candidate_title: float = 0.75) -> CiteIntegrityRule:
     logistic = (list(logistic_coef), float(logistic_intercept or 0.0)) if logistic_coef is not None else None
     if calibration_path:
         calibration = Calibration.load(calibration_path)
         threshold = calibration.thresholds.get(rule) if threshold is None else threshold
         logistic = logistic or (calibration.logistic_coef, calibration.logistic_intercept)
     resolved = resolve_sources(sources, index_path, client_options)
-    return CiteIntegrityRule(rule, resolved, threshold, logistic, max_concurrency)
+    return CiteIntegrityRule(rule, resolved, threshold, logistic, max_concurrency, min_candidate_title)

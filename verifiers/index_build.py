@@ -2,7 +2,7 @@
 
 The file holds one row per record (`INDEX_SCHEMA`), with the normalized title precomputed so a
 load does not renormalize a million titles. Exact duplicates by DOI are dropped (first source
-wins: list the most trusted dump first). Blocking structures are built at load time
+wins: list the most trusted dump first), and so are repeats of one origin's key. Blocking structures are built at load time
 (`offline_index.py`): they are cheap to rebuild and keep the file format simple.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from verifiers.citation_normalize import normalize
+from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, normalize
 from verifiers.index_readers import Row, read_source
 
 INDEX_SCHEMA = pa.schema(
@@ -72,13 +72,15 @@ def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000,
     count = dropped = 0
     with pq.ParquetWriter(tmp, INDEX_SCHEMA, compression="zstd") as writer:
         for row in rows:
-            doi = row.get("doi")
-            if dedupe_doi and doi:
-                if doi in seen:
-                    dropped += 1
-                    continue
-                seen.add(doi)
-            batch.append({**row, "record_id": count, "title_norm": normalize(row.get("title"))})
+            row = {**row, "doi": canonical_doi(row.get("doi")), "arxiv_id": canonical_arxiv_id(row.get("arxiv_id"))}
+            doi = row["doi"]
+            ident = f"{row.get('origin')}\0{row.get('key')}" if row.get("key") else None
+            if dedupe_doi and ((doi and doi in seen) or (ident and ident in seen)):
+                dropped += 1
+                continue
+            seen.update(x for x in (doi, ident) if x)
+            row.update(record_id=count, title_norm=normalize(row.get("title")))
+            batch.append(row)
             per_origin[row.get("origin") or ""] = per_origin.get(row.get("origin") or "", 0) + 1
             count += 1
             if len(batch) >= batch_rows:

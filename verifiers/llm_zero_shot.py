@@ -89,11 +89,12 @@ PROMPT_VARIANTS = {"default": VERIFICATION_PROMPT, "cutoff_aware": VERIFICATION_
 
 
 def render_bibtex(entry: CitationEntry) -> str:
-    """The entry as BibTeX: the raw text when the item carries it, else rebuilt from its fields."""
+    """The entry as BibTeX: the raw text when the item carries it, else rebuilt from its fields in
+    name order (item payloads are stored with sorted keys, so this is the order every reader sees)."""
     if entry.raw_bibtex:
         return entry.raw_bibtex
     lines = [f"@{entry.bibtex_type}{{{entry.key},"]
-    lines += [f"  {name} = {{{value}}}," for name, value in entry.fields.items()]
+    lines += [f"  {name} = {{{value}}}," for name, value in sorted(entry.fields.items())]
     lines.append("}")
     return "\n".join(lines)
 

@@ -5,8 +5,9 @@ structures are built from it, all vectorized so a million records load in second
 
 * DOI and arXiv id: sorted arrays of 64-bit hashes + `searchsorted`, confirmed by string compare;
 * title blocking: an inverted index (CSR: token id -> sorted record ids) over normalized title
-  tokens without stopwords. A query takes the posting lists of its rarest tokens (a query token
-  missing from the vocabulary is expanded to its closest vocabulary tokens with rapidfuzz, so a
+  tokens without stopwords. A query takes the posting lists of its rarest tokens (up to
+  `max_expanded` query tokens missing from the vocabulary are expanded to their two closest
+  vocabulary tokens with rapidfuzz, searching only word lengths that can reach ratio 80, so a
   typo still blocks), ranks records by shared tokens and rescores the best `pool` with
   rapidfuzz's normalized Indel ratio;
 * small indexes (<= `full_scan_below` records) also fall back to a full rapidfuzz scan when
@@ -36,7 +37,7 @@ from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, norm
 __all__ = ["OfflineIndex", "ScoredRecord", "open_index"]
 
 STOPWORDS = frozenset(
-    "a an and are as at by for from in into is of on or the to with via its their using based towards toward".split()
+    ["a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on", "or", "the", "to", "with", "via", "its", "their", "using", "based", "towards", "toward"]
 )
 
 
@@ -71,12 +72,14 @@ class OfflineIndex:
     name = "offline_index"
 
     def __init__(self, table: pa.Table, full_scan_below: int = 50_000, pool: int = 200,
-                 max_postings: int = 400_000) -> None:
+                 max_postings: int = 400_000, max_expanded: int = 4) -> None:
         self.table = table.combine_chunks()
         self.size = self.table.num_rows
         self.full_scan_below = full_scan_below
         self.pool = pool
         self.max_postings = max_postings
+        self.max_expanded = max_expanded
+        self._lengths: dict[int, tuple[list[str], list[int]]] | None = None
         self.calls = 0
         self._titles = self.table.column("title_norm")
         self._doi_values = self.table.column("doi").to_pylist()
@@ -137,16 +140,37 @@ class OfflineIndex:
         return self._find(canonical_arxiv_id(arxiv_id), self._arxiv_hashes, self._arxiv_ids, self._arxiv_values)
 
     # -- fuzzy title search ---------------------------------------------------------------------
+    def _by_length(self, length: int) -> tuple[list[str], list[int]]:
+        if self._lengths is None:
+            groups: dict[int, tuple[list[str], list[int]]] = {}
+            for word, tid in self._vocab.items():
+                words, ids = groups.setdefault(len(word), ([], []))
+                words.append(word)
+                ids.append(tid)
+            self._lengths = groups
+        return self._lengths.get(length, ([], []))
+
+    def _expand(self, token: str) -> list[int]:
+        """Vocabulary tokens within Indel ratio 80 of an unknown token (only lengths that can reach it)."""
+        n = len(token)
+        best: list[tuple[float, int]] = []
+        for length in range(max(1, (2 * n + 2) // 3), (3 * n) // 2 + 1):
+            words, ids = self._by_length(length)
+            for _, score, k in process.extract(token, words, scorer=fuzz.ratio, score_cutoff=80, limit=2):
+                best.append((score, ids[k]))
+        return [tid for _, tid in sorted(best, reverse=True)[:2]]
+
     def _token_ids(self, tokens: Iterable[str]) -> list[int]:
         ids: list[int] = []
+        unknown = []
         for token in tokens:
             tid = self._vocab.get(token)
             if tid is not None:
                 ids.append(tid)
-            elif len(token) >= 4 and self._vocab_list:
-                for _, _, tid2 in process.extract(token, self._vocab_list, scorer=fuzz.ratio, score_cutoff=80, limit=2):
-                    if self._vocab_list[tid2] not in STOPWORDS:
-                        ids.append(tid2)
+            elif len(token) >= 4:
+                unknown.append(token)
+        for token in sorted(unknown, key=len, reverse=True)[: self.max_expanded]:
+            ids.extend(self._expand(token))
         return ids
 
     def _block(self, query_norm: str) -> np.ndarray:

@@ -3,7 +3,7 @@ lookup turned into typed evidence (`Lookup`), so an outage can never read as "no
 
 A verifier is configured with `sources=[...]`: "offline_index" (needs `index_path`) or the name of
 an online client in `clients/` (crossref, openalex, dblp, arxiv, semantic_scholar, doi_org),
-built through `clients.sources.build_source(name, **client_options)` when that module exists.
+built by `clients.source_catalog.make_source`.
 Tests and benchmarks may pass `BibSource` objects directly.
 
 Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
@@ -13,7 +13,6 @@ only ever yields UNCERTAIN downstream.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -75,6 +74,8 @@ class CountedSource:
         return Lookup(self.name, kind, "found" if records else "absent", records)
 
     async def doi(self, doi: str) -> Lookup:
+        if not getattr(self.source, "can_lookup_doi", True):
+            return Lookup(self.name, "doi", "skipped", reason="source cannot look up DOIs")
         return await self._ask("doi", lambda: self.source.lookup_doi(doi))
 
     async def arxiv(self, arxiv_id: str) -> Lookup:
@@ -84,15 +85,22 @@ class CountedSource:
         return await self._ask("arxiv", lambda: lookup(arxiv_id))
 
     async def title(self, title: str, limit: int = 5) -> Lookup:
+        if not getattr(self.source, "can_search_title", True):
+            return Lookup(self.name, "title", "skipped", reason="source cannot search titles")
         return await self._ask("title", lambda: self.source.search_title(title, limit))
 
 
 def _build_online(name: str, options: dict[str, Any]) -> BibSource:
-    try:
-        module = importlib.import_module("clients.sources")
-    except ImportError as exc:
-        raise RuntimeError(f"source '{name}' needs clients.sources.build_source, which is not available here") from exc
-    return module.build_source(name, **options)
+    """An online source from `clients.source_catalog`. `client_options` may carry `http_options`
+    (a `clients.http.HttpOptions`, or a dict of its plain fields such as timeout / mailto) and
+    `base_urls` ({source name: URL}, e.g. a 127.0.0.1 replay server)."""
+    from clients.http import HttpOptions
+    from clients.source_catalog import make_source
+
+    http = options.get("http_options")
+    if isinstance(http, dict):
+        http = HttpOptions(**http)
+    return make_source(name, http, base_url=(options.get("base_urls") or {}).get(name))
 
 
 def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None = None,

@@ -32,19 +32,22 @@ def test_token_bucket_and_requests_together():
 
 
 def test_429_backs_off_then_recovers_slowly():
-    s = LimiterState(recovery_seconds=60.0)
+    s = LimiterState(backoff=0.5, recovery_seconds=60.0, coalesce_seconds=1.0)
     s.configure("k", rpm=600, now=0.0)
     s.report("k", rate_limited=True, retry_after=2.0, now=0.0)
     snap = s.snapshot("k", now=0.0)
     assert snap["factor"] == pytest.approx(0.5) and snap["effective_rpm"] == pytest.approx(300)
     assert s.reserve("k", now=0.0) >= 2.0  # nobody sends before Retry-After
-    s.report("k", rate_limited=True, now=0.0)  # second 429, no header: halves again
-    assert s.snapshot("k", now=0.0)["factor"] == pytest.approx(0.25)
-    assert s.snapshot("k", now=30.0)["factor"] == pytest.approx(0.75)  # linear recovery
+    s.report("k", rate_limited=True, now=0.5)  # same episode (another worker bounced): no new penalty
+    assert s.snapshot("k", now=0.5)["factor"] == pytest.approx(0.5 + 0.5 / 60)
+    s.report("k", rate_limited=True, now=1.5)  # a new episode, no header: halves again
+    assert s.snapshot("k", now=1.5)["factor"] == pytest.approx((0.5 + 1.5 / 60) * 0.5)
+    assert s.snapshot("k", now=31.5)["factor"] == pytest.approx((0.5 + 1.5 / 60) * 0.5 + 0.5)  # linear
     assert s.snapshot("k", now=100.0)["factor"] == 1.0
-    for _ in range(10):
-        s.report("k", rate_limited=True, now=100.0)
-    assert s.snapshot("k", now=100.0)["factor"] == pytest.approx(0.1)  # floor
+    for t in range(10):
+        s.report("k", rate_limited=True, now=100.0 + 2 * t)
+    assert s.snapshot("k", now=118.0)["factor"] == pytest.approx(0.1)  # floor
+    assert s.snapshot("k", now=118.0)["rate_limited_reports"] == 13
 
 
 def test_unconfigured_key_only_honours_pauses_and_headers():
@@ -66,6 +69,10 @@ def test_same_configure_keeps_buckets():
     assert s.reserve("k", now=0.0) == 0.0
     s.configure("k", rpm=60, now=0.0)  # a second worker configuring the same limit
     assert s.reserve("k", now=0.0) == pytest.approx(1.0)
+    s.configure("k", rpm=6000, now=0.0, if_unset=True)  # a client's default never overrides
+    assert s.snapshot("k", now=0.0)["rpm"] == 60
+    s.configure("fresh", rpm=6000, now=0.0, if_unset=True)
+    assert s.snapshot("fresh", now=0.0)["rpm"] == 6000
 
 
 def test_local_client_rate():
@@ -106,3 +113,21 @@ def test_actor_shared_by_ray_workers(ray_session):
     assert snap["reservations"] == 40
     assert ray.get_actor(name, namespace=NAMESPACE) is not None
     ray.kill(ray.get_actor(name, namespace=NAMESPACE))
+
+
+def test_late_waker_takes_a_fresh_slot():
+    """A caller stalled past its slot re-reserves instead of firing beside the next caller."""
+
+    async def go() -> int:
+        client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True, late_tolerance=0.05)
+        await client.configure("k", rpm=600, burst_seconds=0.1)  # 10/s, capacity 1
+        await client.acquire("k")
+
+        async def stall() -> None:
+            await asyncio.sleep(0.01)
+            time.sleep(0.3)  # the event loop is blocked past the next slot (due at +0.1 s)
+
+        await asyncio.gather(client.acquire("k"), stall())
+        return client.missed_slots
+
+    assert asyncio.run(go()) == 1

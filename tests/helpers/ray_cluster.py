@@ -8,8 +8,10 @@ on this loopback-only head (Ray 2.60 enables it by default; see README for the s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +29,21 @@ class RayHead:
         return {**os.environ, "RAY_ADDRESS": self.gcs_address, "RAY_AUTH_MODE": "disabled"}
 
 
-def start_head(num_cpus: int = 4) -> RayHead:
+def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> RayHead:
     temp_dir = Path(tempfile.mkdtemp(prefix="scrutineer-ray-"))
     gcs_port, dash_port = free_port(), free_port()
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    # Every port a head opens, chosen free: defaults (agent 52365, client 10001, ...) collide
+    # with any other Ray on the machine and silently disable the job agent.
+    ports = {
+        "--dashboard-agent-listen-port": free_port(),
+        "--dashboard-agent-grpc-port": free_port(),
+        "--metrics-export-port": free_port(),
+        "--runtime-env-agent-port": free_port(),
+        "--ray-client-server-port": free_port(),
+        "--node-manager-port": free_port(),
+        "--object-manager-port": free_port(),
+    }
+    env = {**os.environ, **(extra_env or {}), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run(
         [
             "ray", "start", "--head",
@@ -42,6 +55,7 @@ def start_head(num_cpus: int = 4) -> RayHead:
             f"--temp-dir={temp_dir}",
             "--include-dashboard=true",
             "--disable-usage-stats",
+            *(f"{flag}={port}" for flag, port in ports.items()),
         ],
         check=True, env=env, capture_output=True, timeout=180,
     )  # fmt: skip
@@ -50,5 +64,15 @@ def start_head(num_cpus: int = 4) -> RayHead:
 
 
 def stop_head(head: RayHead) -> None:
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
-    subprocess.run(["ray", "stop", "--force"], env=env, capture_output=True, timeout=120)
+    """Stop this head only. (`ray stop` would stop every Ray on the machine, other sessions' too.)
+    Every process of the head carries its temp dir in its arguments; workers die with the raylet."""
+    for signal_name, wait_s in (("TERM", 5.0), ("KILL", 1.0)):
+        subprocess.run(["pkill", f"-{signal_name}", "-f", str(head.temp_dir)], capture_output=True, timeout=30)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and _alive(head):
+            time.sleep(0.2)
+    shutil.rmtree(head.temp_dir, ignore_errors=True)
+
+
+def _alive(head: RayHead) -> bool:
+    return subprocess.run(["pgrep", "-f", str(head.temp_dir)], capture_output=True).returncode == 0

@@ -10,7 +10,12 @@ from tests.helpers.paths import REPO_ROOT
 
 
 def run_job(script: str, *args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "jobs" / script), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+    try:
+        return subprocess.run(
+            [sys.executable, str(REPO_ROOT / "jobs" / script), *args],
+            cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:  # show what it was doing
+        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        raise AssertionError(f"{script} {' '.join(args)} timed out after {timeout}s\n{out[-3000:]}\n{err[-3000:]}") from exc

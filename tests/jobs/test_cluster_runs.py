@@ -43,11 +43,15 @@ def test_ray_job_submit_writes_s3_and_tracks_on_server(ray_head, moto_s3, mlflow
         'workers = 2\nshard_size = 30\nbootstrap = 0\n[[systems]]\nname = "prescreen"\n'
     )
     runtime_env = json.dumps({"env_vars": moto_s3.env()})
-    submitted = subprocess.run(
-        ["ray", "job", "submit", "--address", ray_head.dashboard_url, "--working-dir", str(REPO_ROOT),
-         "--runtime-env-json", runtime_env, "--", "python", "jobs/run_corpus.py", "--config", str(config)],
-        capture_output=True, text=True, timeout=600, env=ray_head.env(),
-    )  # fmt: skip
+    for _ in range(30):  # the head's job agent comes up a little after its dashboard
+        submitted = subprocess.run(
+            ["ray", "job", "submit", "--address", ray_head.dashboard_url, "--working-dir", str(REPO_ROOT),
+             "--runtime-env-json", runtime_env, "--", "python", "jobs/run_corpus.py", "--config", str(config)],
+            capture_output=True, text=True, timeout=600, env=ray_head.env(),
+        )  # fmt: skip
+        if "No available agent to submit job" not in submitted.stderr:
+            break
+        time.sleep(2)
     assert submitted.returncode == 0, submitted.stdout[-4000:] + submitted.stderr[-4000:]
     assert "succeeded" in submitted.stdout and "Leaderboard" in submitted.stdout
 
@@ -77,8 +81,9 @@ def test_resume_after_driver_sigkill_recomputes_no_finished_shard(ray_head, tmp_
         f'[[systems]]\nname = "scripted"\nargs = {{ delay_s = 0.05, call_log = "{log}" }}\n'
     )
     env = ray_head.env()
+    driver_log = (tmp_path / "driver.log").open("w")
     driver = subprocess.Popen([sys.executable, str(REPO_ROOT / "jobs" / "run_corpus.py"), "--config", str(config)],
-                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                              cwd=tmp_path, env=env, stdout=driver_log, stderr=subprocess.STDOUT)  # fmt: skip
     store = Store(str(tmp_path / "runs"))
     deadline = time.monotonic() + 180
     run_id = None
@@ -88,7 +93,7 @@ def test_resume_after_driver_sigkill_recomputes_no_finished_shard(ray_head, tmp_
             run_id = runs[0]
             break
         time.sleep(0.05)
-    assert run_id, "the run never finished four shards"
+    assert run_id, "the run never finished four shards:\n" + (tmp_path / "driver.log").read_text()[-3000:]
     driver.send_signal(signal.SIGKILL)
     driver.wait(timeout=30)
     time.sleep(1.0)  # let workers owned by the dead driver exit

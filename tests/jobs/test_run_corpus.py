@@ -26,13 +26,13 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     assert 80 <= corpus.num_items <= 150 and not corpus.errors
 
     runs = run_dirs(tmp_path / "runs")
-    assert [p.name.split("__")[1].split("-at-")[0] for p in runs] == ["always_valid", "prescreen"]
+    assert [p.name.split("__")[1].split("@")[0] for p in runs] == ["always_valid", "prescreen"]
     store = Store(str(tmp_path / "runs"))
     scores = {}
     for run in runs:
         outputs = store.read_outputs(run.name)
         assert sorted(outputs.column("item_id").to_pylist()) == sorted(corpus.items.column("item_id").to_pylist())
-        scores[run.name.split("__")[1].split("-at-")[0]] = json.loads((run / "scores.json").read_text())
+        scores[run.name.split("__")[1].split("@")[0]] = json.loads((run / "scores.json").read_text())
         assert json.loads((run / "status.json").read_text())["status"] == "complete"
         assert store.read_table(run.name, "metrics").num_rows > 0
     assert scores["always_valid"]["detection_rate"] == 0.0
@@ -96,7 +96,7 @@ def test_outputs_on_s3_read_back_with_boto3_and_pyarrow(ray_head, moto_s3, tmp_p
     keys = [o["Key"] for o in client.list_objects_v2(Bucket="runs-e2e", Prefix="audits/")["Contents"]]
     shards = [k for k in keys if "/shards/" in k]
     assert shards and all(k.endswith(".parquet") for k in shards)
-    assert any(k.endswith("/manifest.json") for k in keys) and any(k.endswith("leaderboard.json") for k in keys)
+    assert any(k.endswith("/manifest.json") for k in keys) and any(k.endswith("run_summary.json") for k in keys)
     import io
 
     body = client.get_object(Bucket="runs-e2e", Key=shards[0])["Body"].read()

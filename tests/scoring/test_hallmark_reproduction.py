@@ -89,3 +89,17 @@ def test_strata_follow_first_appearance(gemini):
     assert firsts == sorted(firsts)
     assert sum(len(g) for g in strata) == gemini.n == 1119
     assert len(strata) == 15  # 14 types + valid
+
+
+def test_gemini_bootstrap_cis_seed_42_10000(gemini):
+    """10,000 stratified resamples, seed 42 (HALLMARK's stream). The released JSON stores no CI, so
+    these pin our run of HALLMARK's procedure; the loop-equivalence test above ties it to the procedure."""
+    from scoring import score_entries
+
+    s = score_entries(gemini, run_id="r", system="gemini", bootstrap=10_000, seed=42).summary
+    assert s["detection_rate_ci"] == pytest.approx([0.44194107452339687, 0.5104538753928998], abs=1e-12)
+    assert s["f1_hallucination_ci"] == pytest.approx([0.5945330296127562, 0.6578366445916115], abs=1e-12)
+    assert s["fpr_ci"] == pytest.approx([0.032, 0.06986027944111776], abs=1e-12)
+    assert s["mcc_ci"] == pytest.approx([0.43371033185062535, 0.5106515592971038], abs=1e-12)
+    assert s["tier_weighted_f1_ci"] == pytest.approx([0.5729286689172194, 0.6440489432703003], abs=1e-12)
+    assert s["ece_ci"] == pytest.approx([0.27696414518380724, 0.3180355590718934], abs=1e-9)

@@ -1,0 +1,160 @@
+"""Latency per check type and throughput of the checkers Serve app with 1 and 2 replicas.
+
+Fixed configuration: eight check types drawn from the appendix-C test set (original and injected
+statement alternating), `--per-kind` requests of each (default 20), sent through a deployment
+handle from this driver; one isolated worker process per replica, so the replica count is the
+parallelism. Warm-up requests are not timed. Per (replicas, kind): p50/p95 latency with one
+request in flight; then one `all@16_in_flight` row: every kind mixed, 16 requests in flight,
+latency under load and checks/s.
+
+    python bench/bench_checkers.py [--per-kind 20] [--replicas 1 2]
+
+Uses RAY_ADDRESS when set, else starts a local Ray with 4 CPUs; Serve listens on a free
+127.0.0.1 port and is shut down at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from checkers.service import ServiceConfig, start  # noqa: E402
+
+LEE_X = r"\left(\frac{10^{M_\star}}{10^{M_0}}\right)"
+CASES: dict[str, list[dict]] = {
+    "math.equality": [{"lhs": rf"1+{c}\xi_M\kappa^2\phi", "rhs": r"1+2\xi_M\kappa^2\phi"} for c in (2, 4)],
+    "math.series": [
+        {
+            "series": rf"\frac{{1}}{{E}}\sum_{{n={lo}}}^{{\infty}}\frac{{(1+4E)^{{-n}}}}{{n^2}}",
+            "equals": r"\frac{1}{E}\mathrm{Li}_2\left(\frac{1}{1+4E}\right)",
+        }
+        for lo in (1, 0)
+    ],
+    "math.limiting_form": [
+        {
+            "general": rf"S_0 - {pre}\log\left[{LEE_X}^{{-\gamma_1}} + {LEE_X}^{{\gamma_2}}\right]",
+            "var": r"\gamma_2",
+            "to": "0",
+            "limiting": rf"S_0 - \log\left[1 + {LEE_X}^{{-\gamma_1}}\right]",
+            "domain": {r"M_\star": [8, 12], "M_0": [9, 11], "S_0": [-1, 2]},
+        }
+        for pre in ("", r"\frac{1}{2}")
+    ],
+    "math.limit": [
+        {
+            "expr": rf"\frac{{1}}{{\mathrm{{B}}(a,b)}}P^{{a-1}}(1-P)^{{{e}}}",
+            "var": "P",
+            "to": "1",
+            "dir": "-",
+            "equals": "0",
+            "domain": {"a": [1.2, 5], "b": [1.2, 5]},
+        }
+        for e in ("b-1", "1-b")
+    ],
+    "units.dimensions": [
+        {
+            "equation": rf"\log \mathrm{{SFR}} = S_0 {extra} - \log\left[{LEE_X}^{{-\gamma_1}} + {LEE_X}^{{\gamma_2}}\right]",
+            "units": {
+                r"\mathrm{SFR}": "Msun/yr",
+                "S_0": "log10(Msun/yr)",
+                r"M_\star": "log10(Msun)",
+                "M_0": "log10(Msun)",
+            },
+        }
+        for extra in ("", r"+ 10^{M_\star}")
+    ],
+    "numerics.ratio": [
+        {"numerator": "13 hours", "denominator": f"{m} minutes", "stated": "∼200"} for m in (4, 6)
+    ],
+    "numerics.percentages_sum": [{"percentages": ["40%", p]} for p in ("60%", "75%")],
+    "numerics.integer_equality": [{"values": [v, "approximately 290,000"]} for v in ("∼290k", "∼29k")],
+}
+IN_FLIGHT = 16
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def measure(handle, per_kind: int, in_flight: int) -> tuple[dict[str, list[float]], float]:
+    requests = [
+        (kind, {"kind": kind, "payload": cases[i % len(cases)]})
+        for i in range(per_kind)
+        for kind, cases in CASES.items()
+    ]
+    latencies: dict[str, list[float]] = {kind: [] for kind in CASES}
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(kind: str, request: dict) -> None:
+        async with gate:
+            start = time.perf_counter()
+            result = await handle.check.remote(request)
+            latencies[kind].append(time.perf_counter() - start)
+            if result["outcome"] not in ("confirmed", "refuted"):
+                raise RuntimeError(f"{kind}: {result['outcome']} {result['reason']}")
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(kind, request) for kind, request in requests))
+    return latencies, time.perf_counter() - start
+
+
+def pct(values: list[float], q: float) -> float:
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-kind", type=int, default=20)
+    ap.add_argument("--replicas", type=int, nargs="+", default=[1, 2])
+    args = ap.parse_args()
+
+    import ray
+    from ray import serve
+
+    ray.init(address=os.environ.get("RAY_ADDRESS"), num_cpus=None if os.environ.get("RAY_ADDRESS") else 4,
+             logging_level="ERROR", log_to_driver=False)  # fmt: skip
+    print("replicas,kind,n,p50_ms,p95_ms,checks_per_s")
+    try:
+        for replicas in args.replicas:
+            config = ServiceConfig(
+                port=free_port(),
+                app_name="checkers_bench",
+                num_replicas=replicas,
+                workers_per_replica=1,
+                num_cpus=0.5,
+                max_batch_size=8,
+                timeout_s=30.0,
+            )
+            handle = start(config)
+            asyncio.run(measure(handle, 2, IN_FLIGHT))  # warm-up: workers import sympy and pint
+            latencies, _ = asyncio.run(measure(handle, args.per_kind, 1))  # one at a time: service latency
+            for kind, values in latencies.items():
+                print(
+                    f"{replicas},{kind},{len(values)},{pct(values, 50) * 1e3:.1f},{pct(values, 95) * 1e3:.1f},"
+                )
+            loaded, wall = asyncio.run(measure(handle, args.per_kind, IN_FLIGHT))  # 16 in flight: throughput
+            every = [v for values in loaded.values() for v in values]
+            p50, p95 = pct(every, 50) * 1e3, pct(every, 95) * 1e3
+            print(
+                f"{replicas},all@{IN_FLIGHT}_in_flight,{len(every)},{p50:.1f},{p95:.1f},{len(every) / wall:.1f}"
+            )
+            serve.shutdown()
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

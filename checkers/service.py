@@ -1,0 +1,193 @@
+"""The checkers as a Ray Serve application: HTTP (JSON in, JSON out) and deployment handles.
+
+One deployment, `CheckerService`, dispatches requests by kind to the registered check functions,
+each run in the replica's `IsolatedRunner` (time and memory limits). Requests are batched with
+`@serve.batch`; a batch fans out over the replica's worker processes. Replica count, autoscaling,
+batch size and wait, workers, limits and the HTTP address all come from `ServiceConfig` (a
+`[checkers]` TOML table); HTTP binds 127.0.0.1 unless the config says otherwise.
+
+HTTP, under `route_prefix` (default `/checkers`): `POST /` with one request object -> one result
+object, or a list -> a list; `GET /kinds` -> {kind: input format}; `GET /health`. A request is
+`{"kind": "math.equality", "payload": {...}}` or the flat `{"kind": ..., **payload}`. Handle:
+`serve.get_app_handle(app_name).check.remote(request)`, `.check_many.remote([...])`, `.stats.remote()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tomllib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ray import serve
+
+from checkers.registry import registered, request_parts
+from checkers.result import CheckInputError, CheckResult
+from checkers.sandbox import IsolatedRunner, Limits
+from checkers.wolfram_engine import engine_note
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """Serve autoscaling bounds (used instead of a fixed replica count when set)."""
+
+    min_replicas: int = 1
+    """Fewest replicas kept running."""
+    max_replicas: int = 2
+    """Most replicas started under load."""
+    target_ongoing_requests: float = 4.0
+    """Ongoing requests per replica the autoscaler aims for."""
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Everything that shapes the running service; read from a `[checkers]` TOML table."""
+
+    host: str = "127.0.0.1"
+    """HTTP bind address. Loopback by default; expose deliberately."""
+    port: int = 8000
+    """HTTP port of the Serve proxy."""
+    app_name: str = "checkers"
+    """Serve application name (what `serve.get_app_handle` takes)."""
+    route_prefix: str = "/checkers"
+    """HTTP path prefix of the application."""
+    num_replicas: int = 1
+    """Fixed replica count (ignored when `autoscaling` is set)."""
+    autoscaling: Autoscaling | None = None
+    """Autoscaling bounds, or None for a fixed count."""
+    max_batch_size: int = 8
+    """Most requests one `@serve.batch` call gathers."""
+    batch_wait_timeout_s: float = 0.01
+    """How long a batch waits to fill."""
+    workers_per_replica: int = 2
+    """Isolated worker processes per replica (checks run in parallel up to this)."""
+    timeout_s: float = 10.0
+    """Wall-clock limit of one check."""
+    memory_mb: int = 1024
+    """Address-space limit of one worker process."""
+    num_cpus: float = 1.0
+    """CPUs reserved per replica in Ray."""
+    max_ongoing_requests: int = 64
+    """Requests a replica accepts at once."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Unknown keys found in the table (kept so a typo is visible, never used)."""
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any]) -> ServiceConfig:
+        known = {f.name for f in fields(cls)} - {"extra", "autoscaling"}
+        values = {k: v for k, v in raw.items() if k in known}
+        auto = raw.get("autoscaling")
+        extra = {k: v for k, v in raw.items() if k not in known and k != "autoscaling"}
+        return cls(**values, autoscaling=Autoscaling(**auto) if isinstance(auto, dict) else None, extra=extra)
+
+    @classmethod
+    def from_toml(cls, path: str | Path, table: str = "checkers") -> ServiceConfig:
+        data = tomllib.loads(Path(path).read_text())
+        return cls.from_mapping(data.get(table, {}))
+
+    def limits(self) -> Limits:
+        return Limits(timeout_s=self.timeout_s, memory_mb=self.memory_mb)
+
+
+@serve.deployment(name="CheckerService")
+class CheckerService:
+    """Dispatches check requests by kind to isolated workers, in batches."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = ServiceConfig.from_mapping(config)
+        self.runner = IsolatedRunner(self.config.workers_per_replica, self.config.limits())
+        self.pool = ThreadPoolExecutor(max_workers=self.config.workers_per_replica)
+        self.kinds_doc = {kind: spec.doc for kind, spec in registered().items()}
+        self.check_batch.set_max_batch_size(self.config.max_batch_size)
+        self.check_batch.set_batch_wait_timeout_s(self.config.batch_wait_timeout_s)
+        self.batch_sizes: deque[int] = deque(maxlen=1000)
+
+    def _run_one(self, request: Any) -> dict[str, Any]:
+        try:
+            kind, payload = request_parts(request)
+        except CheckInputError as exc:
+            kind = (
+                request.get("kind")
+                if isinstance(request, dict) and isinstance(request.get("kind"), str)
+                else "?"
+            )
+            return CheckResult(kind, "error", str(exc)).to_dict()
+        return self.runner.run(kind, payload).to_dict()
+
+    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.01)
+    async def check_batch(self, requests: list[Any]) -> list[dict[str, Any]]:
+        self.batch_sizes.append(len(requests))
+        loop = asyncio.get_running_loop()
+        return list(
+            await asyncio.gather(*(loop.run_in_executor(self.pool, self._run_one, r) for r in requests))
+        )
+
+    async def check(self, request: Any) -> dict[str, Any]:
+        """One request -> one result dict."""
+        return await self.check_batch(request)
+
+    async def check_many(self, requests: list[Any]) -> list[dict[str, Any]]:
+        """A list of requests -> results in the same order."""
+        return list(await asyncio.gather(*(self.check_batch(r) for r in requests)))
+
+    async def kinds(self) -> dict[str, str]:
+        return self.kinds_doc
+
+    async def stats(self) -> dict[str, Any]:
+        """This replica's settings and what it has seen (batch sizes of the last 1000 batches)."""
+        return {"max_batch_size": self.config.max_batch_size, "workers": self.config.workers_per_replica,
+                "timeout_s": self.config.timeout_s, "memory_mb": self.config.memory_mb,
+                "largest_batch": max(self.batch_sizes, default=0), "batches": len(self.batch_sizes),
+                "replaced_workers": self.runner.replaced, "engine": engine_note()}  # fmt: skip
+
+    async def __call__(self, http_request) -> Any:
+        from starlette.responses import JSONResponse
+
+        path = http_request.url.path.rstrip("/")
+        if http_request.method == "GET":
+            if path.endswith("/kinds"):
+                return JSONResponse(self.kinds_doc)
+            if path.endswith("/health"):
+                return JSONResponse({"ok": True, **await self.stats()})
+            return JSONResponse({"error": "GET /kinds or /health; POST checks as JSON"}, status_code=404)
+        try:
+            body = json.loads(await http_request.body())
+        except (ValueError, UnicodeDecodeError):
+            return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        if isinstance(body, list):
+            return JSONResponse(await self.check_many(body))
+        return JSONResponse(await self.check(body))
+
+    def __del__(self) -> None:
+        runner = getattr(self, "runner", None)
+        if runner is not None:
+            runner.close()
+
+
+def build_app(config: ServiceConfig) -> serve.Application:
+    """The Serve application for `config` (replicas or autoscaling, CPUs, request limits)."""
+    options: dict[str, Any] = {
+        "ray_actor_options": {"num_cpus": config.num_cpus},
+        "max_ongoing_requests": config.max_ongoing_requests,
+    }
+    if config.autoscaling is not None:
+        options["autoscaling_config"] = asdict(config.autoscaling)
+    else:
+        options["num_replicas"] = config.num_replicas
+    plain = {k: v for k, v in asdict(config).items() if k != "autoscaling"}
+    plain["autoscaling"] = asdict(config.autoscaling) if config.autoscaling else None
+    return CheckerService.options(**options).bind(plain)
+
+
+def start(config: ServiceConfig, blocking: bool = False):
+    """Start Serve's HTTP proxy on config.host:config.port and deploy; returns the app handle.
+
+    Ray must already be initialised (`ray.init(address=...)`)."""
+    serve.start(http_options={"host": config.host, "port": config.port})
+    return serve.run(
+        build_app(config), name=config.app_name, route_prefix=config.route_prefix, blocking=blocking
+    )

@@ -1,0 +1,141 @@
+"""Client of the mechanical-checker service (checkers/service.py), over HTTP or a Serve handle.
+
+Verifiers and adjudication call this, never the checkers room directly, so a run can point at a
+shared service. Two transports with one interface (`CheckerClient` protocol):
+
+* `HttpCheckerClient(base_url)` -- JSON over HTTP to the Serve proxy (127.0.0.1 by default);
+  an injectable httpx transport serves tests. Failures map onto the clients error tree:
+  connection errors, timeouts and 5xx -> `TransientError`; 4xx -> `BadRequestError`; an
+  unreadable body -> `ParseError`. A check that ran and could not decide is not an error: it
+  is a `CheckReply` with outcome `inconclusive` / `error` / `unavailable`.
+* `HandleCheckerClient(app_name)` -- a Ray Serve deployment handle, for code running in Ray
+  tasks and actors on the same cluster.
+
+`CheckReply` mirrors `checkers.result.CheckResult` field for field (this room does not import
+the checkers room).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from clients.errors import BadRequestError, ParseError, TransientError
+
+__all__ = ["CheckReply", "CheckRequest", "CheckerClient", "HandleCheckerClient", "HttpCheckerClient"]
+
+OUTCOMES = ("confirmed", "refuted", "inconclusive", "error", "skipped", "unavailable")
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """One check to run."""
+
+    kind: str
+    """Check kind, e.g. `math.equality`, `units.dimensions`, `numerics.ratio` (GET /kinds lists them)."""
+    payload: dict[str, Any]
+    """The kind's input fields (see `python jobs/check.py --help`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "payload": self.payload}
+
+
+@dataclass(frozen=True)
+class CheckReply:
+    """What the service concluded for one check."""
+
+    kind: str
+    outcome: str
+    """confirmed | refuted | inconclusive | error | skipped | unavailable."""
+    reason: str = ""
+    engine: str = ""
+    """sympy | wolframscript | pint | python."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    severity: str | None = None
+    elapsed_s: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> CheckReply:
+        if not isinstance(data, dict) or data.get("outcome") not in OUTCOMES:
+            raise ParseError("checker reply is not a check result", source=source)
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class CheckerClient(Protocol):
+    async def check(self, request: CheckRequest) -> CheckReply: ...
+
+    async def check_many(self, requests: list[CheckRequest]) -> list[CheckReply]: ...
+
+
+class HttpCheckerClient:
+    """JSON over HTTP to the Serve app (`base_url` includes the route prefix)."""
+
+    name = "checkers"
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000/checkers", timeout_s: float = 120.0,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:  # fmt: skip
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.transport = transport
+
+    async def _send(self, method: str, path: str, body: Any = None) -> Any:
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s, transport=self.transport) as http:
+                response = await http.request(method, self.base_url + path, json=body)
+        except httpx.TimeoutException as exc:
+            raise TransientError(
+                f"timeout after {self.timeout_s}s: {type(exc).__name__}", source=self.name
+            ) from None
+        except httpx.TransportError as exc:
+            raise TransientError(
+                f"cannot reach the checker service: {type(exc).__name__}", source=self.name
+            ) from None
+        if response.status_code >= 500:
+            raise TransientError("checker service failed", source=self.name, status=response.status_code)
+        if response.status_code >= 400:
+            raise BadRequestError(
+                "checker service refused the request", source=self.name, status=response.status_code
+            )
+        try:
+            return response.json()
+        except ValueError:
+            raise ParseError(
+                "checker service answered with a body that is not JSON", source=self.name
+            ) from None
+
+    async def check(self, request: CheckRequest) -> CheckReply:
+        return CheckReply.from_json(await self._send("POST", "/", request.to_json()), self.name)
+
+    async def check_many(self, requests: list[CheckRequest]) -> list[CheckReply]:
+        data = await self._send("POST", "/", [r.to_json() for r in requests])
+        if not isinstance(data, list) or len(data) != len(requests):
+            raise ParseError("checker service returned a different number of results", source=self.name)
+        return [CheckReply.from_json(item, self.name) for item in data]
+
+    async def kinds(self) -> dict[str, str]:
+        return await self._send("GET", "/kinds")
+
+
+class HandleCheckerClient:
+    """Through a Ray Serve deployment handle (inside Ray tasks and actors)."""
+
+    name = "checkers"
+
+    def __init__(self, app_name: str = "checkers") -> None:
+        from ray import serve
+
+        self.handle = serve.get_app_handle(app_name)
+
+    async def check(self, request: CheckRequest) -> CheckReply:
+        return CheckReply.from_json(await self.handle.check.remote(request.to_json()), self.name)
+
+    async def check_many(self, requests: list[CheckRequest]) -> list[CheckReply]:
+        data = await self.handle.check_many.remote([r.to_json() for r in requests])
+        return [CheckReply.from_json(item, self.name) for item in data]
+
+    def check_blocking(self, request: CheckRequest) -> CheckReply:
+        """For synchronous code (e.g. a plain Ray task): waits for the reply."""
+        return CheckReply.from_json(self.handle.check.remote(request.to_json()).result(), self.name)

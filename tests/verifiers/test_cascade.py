@@ -1,0 +1,56 @@
+"""cascade: prescreen first, the LLM only on its UNCERTAIN residue, both scoring stances."""
+
+from __future__ import annotations
+
+import asyncio
+
+from clients.llm_gateway import LLMServices
+from storage.records import Item
+from tests.clients.test_llm_replay_server import replay_server, server_stats
+from verifiers.registry import SystemSpec, build_system
+from verifiers.system import RunContext
+
+ITEMS = [
+    Item("future", "citation", "t", None, {"bibtex_type": "article", "fields": {
+        "title": "A", "author": "Ada Lovelace and Alan Turing", "year": "2031", "journal": "Nature"}}),
+    Item("fine", "citation", "t", None, {"bibtex_type": "article", "fields": {
+        "title": "B", "author": "Ada Lovelace and Alan Turing", "year": "2020", "journal": "Nature"}}),
+    Item("gap", "citation", "t", None, {"bibtex_type": "article", "fields": {
+        "title": "C", "author": "Ada Lovelace and Alan Turing", "year": "2020"}}),
+]
+
+
+def cascade(url: str, mode: str):
+    stage2 = {"name": "llm_zero_shot", "args": {"model": "openai/stage2", "api_base": f"{url}/v1"}}
+    return build_system(SystemSpec("cascade", {"stage2": stage2, "mode": mode}))
+
+
+def run(system, tmp_path):
+    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+    return {o.item_id: o for o in asyncio.run(system.run(ITEMS, ctx))}
+
+
+def test_only_the_uncertain_residue_reaches_the_llm_and_a_verdict_there_decides(tmp_path):
+    with replay_server("--default-content", '{"label": "VALID", "confidence": 0.7}') as url:
+        out = run(cascade(url, "aggressive"), tmp_path)
+        assert server_stats(url)["requests"] == 1
+    assert (out["future"].label, out["future"].detail["stage"]) == ("HALLUCINATED", 1)
+    assert (out["fine"].label, out["fine"].detail["stage"]) == ("VALID", 1)
+    assert (out["gap"].label, out["gap"].confidence, out["gap"].detail["stage"]) == ("VALID", 0.7, 2)
+    assert out["gap"].tokens_in > 0 and out["fine"].tokens_in is None
+
+
+def test_residual_uncertain_is_kept_or_flagged_at_055_by_mode(tmp_path):
+    with replay_server("--default-content", '{"label": "UNCERTAIN", "confidence": 0.4}') as url:
+        conservative = run(cascade(url, "conservative"), tmp_path / "c")["gap"]
+        aggressive = run(cascade(url, "aggressive"), tmp_path / "a")["gap"]
+    assert (conservative.label, conservative.confidence) == ("UNCERTAIN", 0.4)
+    assert (aggressive.label, aggressive.confidence) == ("HALLUCINATED", 0.55)
+    for out in (conservative, aggressive):
+        assert out.detail["conservative_label"] == "UNCERTAIN" and out.detail["aggressive_label"] == "HALLUCINATED"
+
+
+def test_stage2_parse_failure_is_residual_not_a_verdict(tmp_path):
+    with replay_server("--default-content", "no idea") as url:
+        out = run(cascade(url, "conservative"), tmp_path)["gap"]
+    assert out.label == "UNCERTAIN" and out.detail["stage2_error"].startswith("parse")
