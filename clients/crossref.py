@@ -3,10 +3,15 @@
 Polite pool: the contact address goes in the User-Agent (`mailto:`), never in the query, so it
 neither enters cache keys nor logs. Crossref announces its limit in `X-Rate-Limit-Limit` /
 `X-Rate-Limit-Interval`; the HTTP layer passes that to the limiter.
+
+Crossref (and doi.org's CSL-JSON, which shares the field names) keeps a subtitle apart from the
+title (`"title": ["XGBoost"], "subtitle": ["A Scalable Tree Boosting System"]`); the record's
+title is the whole of it, "XGBoost: A Scalable Tree Boosting System", as every other source has it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -15,10 +20,10 @@ from clients.http import USER_AGENT, HttpLayer
 from clients.http_source import HttpSource
 from clients.identifiers import arxiv_id_from_doi, normalize_doi
 
-__all__ = ["CrossrefSource", "record_from_crossref"]
+__all__ = ["CrossrefSource", "crossref_year", "full_title", "record_from_crossref"]
 
 
-def _year(item: dict[str, Any]) -> int | None:
+def crossref_year(item: dict[str, Any]) -> int | None:
     for key in ("published-print", "published-online", "published", "issued", "created"):
         parts = (item.get(key) or {}).get("date-parts") or []
         if parts and parts[0] and parts[0][0]:
@@ -35,6 +40,22 @@ def _first(value: Any) -> str | None:
     return str(value).strip() if value else None
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def _folded(text: str) -> str:
+    return " ".join(_NON_WORD.sub(" ", text.casefold()).split())
+
+
+def full_title(item: dict[str, Any]) -> str | None:
+    """Title and subtitle as one title: "title: subtitle", or "title subtitle" after a title ending
+    in ?, !, . or :. A subtitle the title already contains is not repeated."""
+    title, subtitle = _first(item.get("title")), _first(item.get("subtitle"))
+    if not title or not subtitle or _folded(subtitle) in _folded(title):
+        return title or None
+    return f"{title} {subtitle}" if title[-1] in "?!.:" else f"{title}: {subtitle}"
+
+
 def record_from_crossref(item: dict[str, Any], source: str = "crossref",
                          fetched_at: str | None = None) -> BibRecord:  # fmt: skip
     """A Crossref `work` message (also CSL-JSON, which shares its field names) to a BibRecord."""
@@ -47,7 +68,7 @@ def record_from_crossref(item: dict[str, Any], source: str = "crossref",
     venue = _first(item.get("container-title")) or _first((item.get("event") or {}).get("name"))
     doi = normalize_doi(item.get("DOI"))
     return BibRecord(
-        source=source, title=_first(item.get("title")), authors=tuple(authors), year=_year(item),
+        source=source, title=full_title(item), authors=tuple(authors), year=crossref_year(item),
         venue=venue, doi=doi, arxiv_id=arxiv_id_from_doi(doi), type=item.get("type"), raw=item,
         fetched_at=fetched_at, url=item.get("URL"),
     )  # fmt: skip

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cluster.run_services import LLMConfig
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
 
@@ -55,6 +57,10 @@ class RunConfig(BaseModel):
     eval_mode: str = Field("conservative", description="conservative | aggressive | both")
     bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for confidence intervals (0: none)")
     plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems")
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="Response cache, rate limits, budget, self-hosted models")
+    allow_incomplete: bool = Field(
+        False, description="Publish scores even when a source outage left answers UNCERTAIN (the result says so)"
+    )
     ray_address: str | None = Field(None, description="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
 
 

@@ -21,9 +21,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from cluster.run_config import ConfigError, RunConfig, load_config, override  # noqa: E402
 from cluster.run_plan import plan_run  # noqa: E402
+from cluster.run_services import build_services, release_services, resolve_cache_dir  # noqa: E402
 from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
 from corpora import load_corpus  # noqa: E402
 from scoring.run_summary import summarize_citation_runs  # noqa: E402
+from storage.store import Store, spent_so_far  # noqa: E402
 from storage.tracking import default_tracking_uri  # noqa: E402
 from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
 
@@ -32,7 +34,8 @@ EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1
 EPILOG = """
 exit status:
   0  every shard finished and every item was audited
-  1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/); run again to retry them
+  1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/; run again to retry
+     them), or a source outage left answers UNCERTAIN and scores were withheld (see --allow-incomplete)
   2  bad configuration or corpus file (the message names the file and field)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   4  a system's budget was reached; submit the same run again to resume
@@ -73,6 +76,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for CIs (default 1000; 0 disables)")
     p.add_argument("--plugins", help="comma-separated modules that register more systems")
     p.add_argument("--ray-address", help="Ray address (default: RAY_ADDRESS, else a new local Ray)")
+    p.add_argument("--allow-incomplete", action="store_true", default=None,
+                   help="publish scores even when a source outage left answers UNCERTAIN (the result says so)")
     return p.parse_args(argv)
 
 
@@ -95,7 +100,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         corpus_split=args.corpus_split, systems=systems, storage=args.storage, tracking_uri=args.tracking_uri,
         experiment=args.experiment, snapshot=args.snapshot, workers=args.workers, shard_size=args.shard_size,
         max_attempts=args.max_attempts, eval_mode=args.eval_mode, bootstrap=args.bootstrap, plugins=plugins,
-        ray_address=args.ray_address,
+        ray_address=args.ray_address, allow_incomplete=args.allow_incomplete,
     )  # fmt: skip
 
 
@@ -142,12 +147,21 @@ def main(argv: list[str] | None = None) -> int:
         if reasons:
             print(f"error: system '{spec.name}' cannot run here: {'; '.join(reasons)}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    init_ray(config.ray_address)
+    cache_dir = resolve_cache_dir(config.llm)
+    contexts: list[RunContext] = []
+
+    def make_context(run_id: str) -> RunContext:
+        spent = spent_so_far(Store(config.storage), run_id)
+        ctx = RunContext(run_id, config.snapshot, cache_dir, build_services(config.llm, run_id, *spent))
+        contexts.append(ctx)
+        return ctx
+
     try:
-        plan = plan_run(config, corpus, specs, make_context=lambda run_id: RunContext(run_id, config.snapshot))
+        plan = plan_run(config, corpus, specs, make_context=make_context)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    init_ray(config.ray_address)
     try:
         outcome = run_shard_tasks(
             plan.tasks,
@@ -159,18 +173,21 @@ def main(argv: list[str] | None = None) -> int:
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
+    finally:
+        for ctx in contexts:
+            release_services(ctx.services)
     tracking_uri = config.tracking_uri or default_tracking_uri()
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         summary = summarize_citation_runs(
             plan.store, plan.runs, corpus.truth, failed=outcome.failed,
             tracking_uri=None if tracking_uri.lower() == "none" else tracking_uri,
             experiment=config.experiment, eval_mode=config.eval_mode, bootstrap=config.bootstrap,
-            work_dir=Path(tmp), elapsed_s=time.monotonic() - started,
+            work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
         )  # fmt: skip
     print(summary.render(), flush=True)
     if outcome.stopped_by_budget:
         return EXIT_BUDGET
-    if not outcome.complete:
+    if not outcome.complete or summary.withheld:
         return EXIT_INCOMPLETE
     return EXIT_ERRORED_ITEMS if summary.errored_items else EXIT_OK
 

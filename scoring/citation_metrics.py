@@ -89,7 +89,9 @@ def ece_batch(view: ModeView, y: np.ndarray, draws: np.ndarray, n_bins: int = EC
     has = view.has_confidence[draws]
     conf = np.where(has, view.confidence[draws], np.inf)
     correct = (view.flagged == y)[draws] & has
-    order = np.argsort(conf, axis=1, kind="stable")
+    # Ties in confidence keep truth order (the draw's entry position), not draw order: a resample
+    # is a multiset of entries, scored exactly as the point estimate scores the entries it has.
+    order = np.lexsort((draws, conf), axis=1)
     conf = np.take_along_axis(conf, order, axis=1)
     correct = np.take_along_axis(correct, order, axis=1).astype(np.float64)
     total = has.sum(axis=1)

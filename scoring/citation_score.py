@@ -6,9 +6,15 @@ them), one `ModeScore` per eval mode, and renders two views of the same numbers:
 - `summary` / `summaries`: HALLMARK's own result keys (`detection_rate`, `false_positive_rate`,
   `f1_hallucination`, `tier_weighted_f1`, `mcc`, `macro_f1`, `ece`, `auroc`, `auprc`,
   `tier3_f1`, `coverage`, `num_uncertain`, `per_tier_metrics`, `per_type_metrics`, `*_ci`),
-  plus our counts (`num_scored`, `num_errors`, `num_missing`, ...). Undefined numbers are None.
+  plus our counts (`num_scored`, `num_errors`, `num_parse_failures`, `parse_failure_rate`,
+  `errors_by_kind`, `num_missing`, ...). Undefined numbers are None.
 - `metric_rows()`: METRIC_SCHEMA rows (strata "all", "tier=1", "type=fabricated_doi", ...),
   NaN with n = 0 for empty strata.
+
+Errored outputs are counted by kind. A parse failure is scored as UNCERTAIN@0.5 (HALLMARK's
+harness fallback): `num_uncertain` includes it, `num_parse_failures` / `parse_failure_rate` count
+it apart, and it is never a VALID verdict. Every other error is a missing prediction, counted in
+`num_errors`; `errors_by_kind` breaks down all errored outputs (parse included) by `error_kind`.
 
 `coverage` follows the released aggregates: the fraction of entries that got a non-errored
 prediction (UNCERTAIN included; Gemini 2.5 Pro's file says 1.0). `decided_fraction` is the
@@ -133,6 +139,9 @@ class CitationScore:
         out.update(
             num_scored=ms.support["in_matrix"],
             num_errors=c["num_errors"],
+            num_parse_failures=c["num_parse_failures"],
+            parse_failure_rate=_clean(c["parse_failure_rate"]),
+            errors_by_kind=dict(c["errors_by_kind"]),
             num_missing=c["num_missing"],
             num_unknown_truth=c["num_unknown_truth"],
             num_unmatched_outputs=c["num_unmatched_outputs"],
@@ -157,8 +166,11 @@ class CitationScore:
             for k in BATCH_METRICS:
                 add(mode, k, "all", ms.point[k], ms.support[k], ms.ci.get(k, (math.nan, math.nan)))
             c = self.counts
-            for k in ("num_errors", "num_uncertain", "num_missing"):
+            for k in ("num_errors", "num_parse_failures", "num_uncertain", "num_missing"):
                 add(mode, k, "all", c[k], c["num_entries"])
+            add(mode, "parse_failure_rate", "all", c["parse_failure_rate"], c["num_entries"])
+            for kind, count in c["errors_by_kind"].items():
+                add(mode, "num_errors", f"error_kind={kind}", count, c["num_entries"])
             add(mode, "coverage", "all", c["coverage"], c["num_entries"])
             for t, s in ms.per_tier.items():
                 npos, nneg = s.tp + s.fn, s.fp + s.tn
@@ -220,14 +232,19 @@ def score_entries(
             raise ValueError(f"eval_mode must be one of {(*EVAL_MODES, 'both')}, got {eval_mode!r}")
     n = entries.n
     num_errors = int(entries.errored.sum())
+    num_parse_failures = int(entries.parse_failed.sum())
     num_missing = int(((entries.pred == MISSING) & ~entries.errored).sum())
     num_uncertain = int((entries.pred == UNCERTAIN).sum())
     answered = n - num_errors - num_missing
+    kinds = [k for k in entries.error_kind.tolist() if k is not None]
     counts = {
         "num_entries": n,
         "num_hallucinated": int(entries.hallucinated.sum()),
         "num_valid": int((~entries.hallucinated).sum()),
         "num_errors": num_errors,
+        "num_parse_failures": num_parse_failures,
+        "parse_failure_rate": num_parse_failures / n if n else float("nan"),
+        "errors_by_kind": {k: kinds.count(k) for k in sorted(set(kinds))},
         "num_missing": num_missing,
         "num_uncertain": num_uncertain,
         "num_unknown_truth": entries.num_unknown_truth,
@@ -253,8 +270,9 @@ def score_citation_outputs(
 
     Args:
         truth: TRUTH_SCHEMA table; rows with a null label are not scored.
-        outputs: OUTPUT_SCHEMA table (at most one row per item_id); rows with `error` set are
-            errored items, counted in `num_errors` and treated as missing predictions.
+        outputs: OUTPUT_SCHEMA table (at most one row per item_id); a row with `error` set and
+            `error_kind` "parse" is scored as UNCERTAIN@0.5 and counted in `num_parse_failures`;
+            other errored rows are counted in `num_errors` and treated as missing predictions.
         run_id: recorded on every metric row.
         system: recorded on every metric row and as `tool_name`.
         eval_mode: "conservative", "aggressive", or "both" (conservative first).

@@ -2,8 +2,16 @@
 
 `EntryTable.from_tables` joins a TRUTH_SCHEMA table with an OUTPUT_SCHEMA table on `item_id`
 (truth order is kept: HALLMARK's stable sorts and bootstrap strata depend on it). Truth rows with
-a null label are not scored. An output with `error` set is an errored item: it is counted apart
-and, for the confusion matrix, is a missing prediction.
+a null label are not scored. An output with `error` set is handled by its `error_kind`:
+
+- "parse" (the system answered but the answer could not be parsed): scored as UNCERTAIN at
+  confidence 0.5, as HALLMARK's harness does (reference 000, B.2.4), so a parse failure is never
+  a VALID verdict; it is flagged in `parse_failed` and counted apart.
+- any other kind (input, provider, outage, system, budget, or none given): an errored item, counted
+  apart in `errored` and, for the confusion matrix, a missing prediction.
+
+`error_kind[i]` keeps the kind of every errored output (parse included; "unknown" when the row
+gives none), None where the output has no error or is missing.
 
 `EntryTable.view(mode)` applies an eval mode:
 
@@ -28,6 +36,9 @@ AGGRESSIVE_CONFIDENCE = 0.55
 #: Prediction codes in `EntryTable.pred`.
 VALID, HALLUCINATED, UNCERTAIN, MISSING = 0, 1, 2, 3
 _CODES = {"VALID": VALID, "HALLUCINATED": HALLUCINATED, "UNCERTAIN": UNCERTAIN}
+#: The error kind scored as UNCERTAIN, and the confidence it gets (HALLMARK's harness fallback).
+PARSE_ERROR_KIND = "parse"
+PARSE_FAILURE_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True)
@@ -51,9 +62,19 @@ class EntryTable:
     htype: np.ndarray  # object (str), "valid" for valid entries
     pred: np.ndarray  # int8 code: VALID, HALLUCINATED, UNCERTAIN, MISSING
     confidence: np.ndarray  # float64, NaN when missing
-    errored: np.ndarray  # bool: an output with `error` set
+    errored: np.ndarray  # bool: an output with `error` set, other than a parse failure (missing prediction)
     num_unknown_truth: int = 0  # truth rows with null label, not scored
     num_unmatched_outputs: int = 0  # outputs whose item_id is not in the scored truth
+    parse_failed: np.ndarray | None = None  # bool: a parse failure, scored as UNCERTAIN@0.5
+    error_kind: np.ndarray | None = None  # object: kind of every errored output (parse included), else None
+
+    def __post_init__(self) -> None:
+        if self.parse_failed is None:
+            object.__setattr__(self, "parse_failed", np.zeros(self.n, dtype=bool))
+        if self.error_kind is None:
+            kinds = np.full(self.n, None, dtype=object)
+            kinds[self.errored] = "unknown"
+            object.__setattr__(self, "error_kind", kinds)
 
     @property
     def n(self) -> int:
@@ -76,6 +97,9 @@ class EntryTable:
         pred = np.full(n, MISSING, dtype=np.int8)
         conf = np.full(n, np.nan)
         errored = np.zeros(n, dtype=bool)
+        parse_failed = np.zeros(n, dtype=bool)
+        kinds = np.full(n, None, dtype=object)
+        o_kinds = o.get("error_kind") or [None] * len(o["item_id"])
         seen = 0
         for k, i in enumerate(keep):
             j = by_id.get(t["item_id"][i])
@@ -83,7 +107,12 @@ class EntryTable:
                 continue
             seen += 1
             if o["error"][j] is not None:
-                errored[k] = True
+                kinds[k] = o_kinds[j] or "unknown"
+                if kinds[k] == PARSE_ERROR_KIND:
+                    parse_failed[k] = True
+                    pred[k], conf[k] = UNCERTAIN, PARSE_FAILURE_CONFIDENCE
+                else:
+                    errored[k] = True
                 continue
             label = o["label"][j]
             if label not in _CODES:
@@ -107,6 +136,8 @@ class EntryTable:
             errored=errored,
             num_unknown_truth=len(t["label"]) - n,
             num_unmatched_outputs=len(by_id) - seen,
+            parse_failed=parse_failed,
+            error_kind=kinds,
         )
 
     def subset(self, mask: np.ndarray) -> EntryTable:
@@ -119,6 +150,8 @@ class EntryTable:
             pred=self.pred[mask],
             confidence=self.confidence[mask],
             errored=self.errored[mask],
+            parse_failed=self.parse_failed[mask],
+            error_kind=self.error_kind[mask],
         )
 
     def view(self, mode: str) -> ModeView:

@@ -1,10 +1,10 @@
 """A run's report a person reads: `write_run_report(out_dir, scores)`.
 
 Writes into `out_dir`: `report.md` and `report.html` (leaderboard with CIs and counts of scored,
-errored, UNCERTAIN and missing entries; fold-ablation table; the figures), the PNGs
-(`type_heatmap.png`, `tier_bars.png`, `ppv_prevalence.png`, `risk_coverage.png`) and the tables as
-CSV and JSON (`leaderboard.*`, `per_type.csv`, `per_tier.csv`, `ppv_sweep.csv`,
-`fold_ablation.*`, `mde.csv`). Everything is rebuilt from the `CitationScore`s alone. Returns
+errored, unparsed (with the parse-failure rate), UNCERTAIN and missing entries; fold-ablation
+table; the figures), the PNGs (`type_heatmap.png`, `tier_bars.png`, `ppv_prevalence.png`,
+`risk_coverage.png`) and the tables as CSV and JSON (`leaderboard.*`, `per_type.csv`,
+`per_tier.csv`, `ppv_sweep.csv`, `fold_ablation.*`, `mde.csv`). Everything is rebuilt from the `CitationScore`s alone. Returns
 the written paths (log them as MLflow artifacts).
 """
 
@@ -62,7 +62,9 @@ def leaderboard_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
             row[k] = _nan_none(ms.point[k])
             lo, hi = ms.ci.get(k, (math.nan, math.nan))
             row[f"{k}_ci_low"], row[f"{k}_ci_high"] = _nan_none(lo), _nan_none(hi)
-        row.update({k: s.counts[k] for k in ("num_entries", "num_errors", "num_uncertain", "num_missing")})
+        row.update({k: s.counts[k] for k in ("num_entries", "num_errors", "num_parse_failures", "num_uncertain",
+                                             "num_missing")})
+        row["parse_failure_rate"] = _nan_none(s.counts["parse_failure_rate"])
         row["num_scored"] = ms.support["in_matrix"]
         row["coverage"] = s.counts["coverage"]
         row["fpr_at_90_coverage"] = _nan_none(risk_coverage(s.entries, s.eval_mode).at(0.9)["fpr"])
@@ -123,12 +125,14 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
 
 def _board_table(scores: list[CitationScore], board: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     by = {s.system: s for s in scores}
-    head = ["system", *[SHORT[k] for k in LEADER_METRICS], "scored", "errors", "UNCERTAIN", "missing", "FPR@90%cov"]
+    head = ["system", *[SHORT[k] for k in LEADER_METRICS], "scored", "errors", "parse failures", "UNCERTAIN",
+            "missing", "FPR@90%cov"]
     body = []
     for r in board:
         ms = by[r["system"]].modes[by[r["system"]].eval_mode]
         body.append([r["system"], *[_fmt(ms.point[k], ms.ci.get(k)) for k in LEADER_METRICS],
-                     f"{r['num_scored']}/{r['num_entries']}", str(r["num_errors"]), str(r["num_uncertain"]),
+                     f"{r['num_scored']}/{r['num_entries']}", str(r["num_errors"]),
+                     f"{r['num_parse_failures']} ({_fmt(r['parse_failure_rate'])})", str(r["num_uncertain"]),
                      str(r["num_missing"]), _fmt(r["fpr_at_90_coverage"])])
     return head, body
 

@@ -33,6 +33,8 @@ class SystemSummary:
     failed_shards: int
     outputs_uri: str
     mlflow_run_id: str | None = None
+    outage_items: int = 0
+    published: bool = True
 
 
 @dataclass
@@ -47,16 +49,24 @@ class RunSummary:
     def errored_items(self) -> int:
         return sum(s.errored for s in self.systems)
 
+    @property
+    def withheld(self) -> bool:
+        return any(not s.published for s in self.systems)
+
     def render(self) -> str:
         head = f"{'system':<20} {'DR':>7} {'FPR':>7} {'F1':>7} {'MCC':>7} {'scored':>7} {'errored':>8} {'uncertain':>9}  status"
         lines = ["", "Leaderboard (HALLMARK conventions: UNCERTAIN outside the confusion matrix, missing = VALID)", head]
         ranked = sorted(self.systems, key=lambda s: _sort_key(s.scores.get("mcc")), reverse=True)
         for s in ranked:
-            cells = " ".join(f"{_fmt(s.scores.get(m)):>7}" for m in LEADERBOARD_METRICS)
+            cells = " ".join(f"{_fmt(s.scores.get(m) if s.published else None):>7}" for m in LEADERBOARD_METRICS)
             lines.append(
                 f"{s.system:<20} {cells} {s.scores.get('num_scored', 0):>7} {s.errored:>8} "
                 f"{s.scores.get('num_uncertain', 0):>9}  {s.status}"
             )
+        for s in self.systems:
+            if s.outage_items:
+                verdict = "published by override (--allow-incomplete)" if s.published else "scores withheld"
+                lines.append(f"INCOMPLETE: {s.system}: {s.outage_items} answers depended on an unavailable source; {verdict}")
         lines.append("")
         lines.append(f"finished in {self.elapsed_s:.1f}s; wrote:")
         for s in self.systems:
@@ -82,6 +92,7 @@ def summarize_citation_runs(
     bootstrap: int,
     work_dir: Path,
     elapsed_s: float,
+    allow_incomplete: bool = False,
 ) -> RunSummary:
     from scoring import score_citation_outputs
     from scoring.report import write_run_report
@@ -92,18 +103,22 @@ def summarize_citation_runs(
         outputs = store.read_outputs(run.run_id)
         expected = run.manifest["corpus"]["items"]
         failed_shards = sum(1 for (rid, _), _e in failed.items() if rid == run.run_id)
+        outage_items = count_outage_answers(outputs)
         status = "complete" if outputs.num_rows == expected else "incomplete"
+        if outage_items:
+            status = "incomplete: source outage" + (" (published by override)" if allow_incomplete else "")
+        published = not outage_items or allow_incomplete
         score = score_citation_outputs(truth, outputs, run_id=run.run_id, system=run.system_label,
                                        eval_mode=eval_mode, bootstrap=bootstrap)  # fmt: skip
         all_scores.append(score)
         errored = sum(1 for e in outputs.column("error").to_pylist() if e is not None)
         store.write_table(run.run_id, "metrics", score.metric_rows())
-        store.write_json(run.run_id, "scores.json", score.summary)
+        store.write_json(run.run_id, "scores.json", {**score.summary, "published": published, "status": status})
         store.close_run(run.run_id, status, items=outputs.num_rows, expected=expected, errored=errored,
-                        failed_shards=failed_shards)  # fmt: skip
+                        failed_shards=failed_shards, outage_items=outage_items, published=published)  # fmt: skip
         summary.systems.append(
             SystemSummary(run.system_label, run.run_id, status, score.summary, outputs.num_rows, errored, failed_shards,
-                          store.uri_of(run.run_id, "shards"))  # fmt: skip
+                          store.uri_of(run.run_id, "shards"), outage_items=outage_items, published=published)  # fmt: skip
         )
     report_dir = work_dir / "report"
     report_files = write_run_report(report_dir, all_scores)
@@ -134,8 +149,10 @@ def summarize_citation_runs(
             metrics = {
                 metric_key(r["metric"], r["stratum"]): r["value"]
                 for r in score.metric_rows().to_pylist()
-                if r["value"] is not None and (r["eval_mode"] in (None, eval_mode, "conservative") or eval_mode == "both")
-            }
+                if system.published and r["value"] is not None
+                and (r["eval_mode"] in (None, eval_mode, "conservative") or eval_mode == "both")
+            }  # fmt: skip
+            metrics["num_outage_items"] = float(system.outage_items)
             metrics["num_errored"] = float(system.errored)
             metrics["num_failed_shards"] = float(system.failed_shards)
             params = {
@@ -154,6 +171,11 @@ def summarize_citation_runs(
                 tags={"status": system.status, "storage": store.uri_of(system.run_id)},
             )  # fmt: skip
     return summary
+
+
+def count_outage_answers(outputs: pa.Table) -> int:
+    """Answers that depended on a source that was down (verifiers mark them in detail)."""
+    return sum(1 for d in outputs.column("detail_json").to_pylist() if d and '"outage_sources"' in d)
 
 
 def _fmt(value: Any) -> str:

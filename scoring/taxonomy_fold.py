@@ -41,7 +41,8 @@ def fold_entries(entries: EntryTable, fold: str) -> EntryTable:
         return EntryTable(
             item_id=entries.item_id, hallucinated=entries.hallucinated & ~hit, tier=entries.tier,
             htype=np.where(hit, "valid", entries.htype).astype(object), pred=entries.pred,
-            confidence=entries.confidence, errored=entries.errored,
+            confidence=entries.confidence, errored=entries.errored, parse_failed=entries.parse_failed,
+            error_kind=entries.error_kind,
         )
     raise ValueError(f"fold must be one of {FOLDS}, got {fold!r}")
 

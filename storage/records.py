@@ -68,6 +68,8 @@ class Output:
     error_kind: str | None = None
 
     def __post_init__(self) -> None:
+        if self.error is None and self.label is None and self.detail is not None:
+            return  # a review: its findings are flags in `detail`, it carries no label
         if self.error is None:
             if self.label not in LABELS:
                 raise ValueError(f"item {self.item_id}: label must be one of {LABELS}, got {self.label!r}")

@@ -155,3 +155,15 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
+
+
+def spent_so_far(store: Store, run_id: str) -> tuple[float, int]:
+    """Dollars and tokens a run's finished shards already spent (what a budget must not pay again)."""
+    outputs = store.read_outputs(run_id)
+    if outputs.num_rows == 0:
+        return 0.0, 0
+    usd = sum(v for v in outputs.column("cost_usd").to_pylist() if v)
+    tokens = sum(v for v in outputs.column("tokens_in").to_pylist() if v) + sum(
+        v for v in outputs.column("tokens_out").to_pylist() if v
+    )
+    return float(usd), int(tokens)

@@ -17,7 +17,8 @@ acceptable-class F1 over observed scores plus one above the max; ties: fewer fal
 then the higher threshold). The system maps the paper's binary decision onto the three-outcome
 policy: no candidate (DOI absent from the source, no title hit, or a DOI-free best title hit below
 `min_candidate_title` similarity, i.e. nothing retrieved that could be the cited work) is
-UNCERTAIN, never fabricated. Benchmarks reproducing the paper's binary scores use the functions.
+UNCERTAIN, never fabricated; a failed lookup is UNCERTAIN with `detail["outage_sources"]`
+(`verifiers.source_set.no_evidence`). Benchmarks reproducing the paper's binary scores use the functions.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from verifiers.citation_normalize import (
     year_similarity,
 )
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, Lookup, resolve_sources
+from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 RULES = ("doi_membership", "normalized_exact", "title_only", "equal_weights", "weighted", "minimum_field", "logistic")
@@ -220,11 +221,10 @@ class CiteIntegrityRule:
         counted = CountedSource(self.source)
         async with limit:
             candidate = await retrieve(cited, counted)
-        errors = [lk for lk in candidate.lookups if lk.status == "error"]
         common: dict[str, Any] = {"api_sources_queried": [counted.name], "api_calls": counted.calls}
-        if errors:
-            return Output(item.item_id, "UNCERTAIN", 0.5, f"no evidence: {errors[0].reason}", **common,
-                          detail={"lookups": [lk.summary() for lk in candidate.lookups]})
+        if any(lk.status == "error" for lk in candidate.lookups):
+            return no_evidence(item.item_id, candidate.lookups, 0.5, **common,
+                               detail={"lookups": [lk.summary() for lk in candidate.lookups]})
         score = rule_score(self.rule, candidate.features, candidate.doi_in_source, self.logistic)
         record = candidate.record
         detail = {

@@ -10,7 +10,11 @@ Decision per entry, over the configured sources:
   answered a definite "not there" -> HALLUCINATED (fabricated_doi). With `closed_world=True` every
   source's "not there" counts (an index declared complete for the corpus, e.g. an experiment);
 * otherwise UNCERTAIN: an outage, 429 or 5xx never becomes HALLUCINATED (HALLMARK's own baseline
-  reads a failed resolution as fabrication); the reason names the failing sources.
+  reads a failed resolution as fabrication); when a source failed, the reason names it and
+  `detail["outage_sources"]` lists it (`verifiers.source_set.no_evidence`).
+
+An authoritative "not there" stays decisive even when another source failed: the DOI registry is
+the authority on whether a DOI exists.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
 from verifiers.citation_normalize import canonical_doi
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, resolve_sources
+from verifiers.source_set import CountedSource, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 #: P(label correct) per decision path: a resolving DOI says nothing about the other fields.
@@ -71,9 +75,8 @@ class DoiOnlyVerifier:
             return Output(item.item_id, "HALLUCINATED", CONFIDENCE["absent"], f"DOI {doi} does not exist at {where}",
                           predicted_type="fabricated_doi", subtests={"doi_resolves": False}, **common)
         if errors:
-            reason = "no evidence: " + "; ".join(f"{lk.source}: {lk.reason}" for lk in errors)
-        else:
-            reason = f"DOI {doi} not in {', '.join(lk.source for lk in lookups)} (not an authoritative 'does not exist')"
+            return no_evidence(item.item_id, errors, CONFIDENCE["no_evidence"], subtests={"doi_resolves": None}, **common)
+        reason = f"DOI {doi} not in {', '.join(lk.source for lk in lookups)} (not an authoritative 'does not exist')"
         return Output(item.item_id, "UNCERTAIN", CONFIDENCE["no_evidence"], reason,
                       subtests={"doi_resolves": None}, **common)
 

@@ -16,7 +16,9 @@ Aggregation across sources is the `aggregation` parameter (reference 000, append
 Absence is evidence only when it is consensus among at least `absence_quorum` sources that
 answered (an error is no answer) — or when the source set is declared `closed_world` (an index
 known to contain every real work of the corpus; an experiment, never a default). So "absent from
-one database" alone gives UNCERTAIN, and an outage gives UNCERTAIN with its reason.
+one database" alone gives UNCERTAIN, and an outage gives UNCERTAIN with its reason and
+`detail["outage_sources"]` (`verifiers.source_set.no_evidence`) whenever it leaves the entry
+undecided; a match or a finding from the sources that did answer still decides.
 
 `local_rules` runs HALLMARK's pre-screening checks first (future year, placeholder authors,
 malformed DOI); turn them off for inputs that carry family names only (CiteIntegrity's structured
@@ -49,7 +51,7 @@ from verifiers.citation_normalize import (
 )
 from verifiers.prescreen import check_authors, check_doi, check_required_fields, check_year
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, Lookup, resolve_sources
+from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 Aggregation = Literal["any_missing", "consensus", "contradiction"]
@@ -140,8 +142,8 @@ class FieldMatchVerifier:
                 view.doi_record = lk.records[0]
             for record in lk.records:
                 sim = title_similarity(cited.title, record.title)
-                if lk.kind == "doi" and _title_prefix(cited.title, record.title):
-                    sim = max(sim, self.title_threshold)  # Crossref keeps a subtitle apart from the title
+                if lk.kind == "doi" and _without_subtitle(cited.title, record.title):
+                    sim = max(sim, self.title_threshold)  # the citation drops the subtitle of the DOI's work
                 if sim >= self.title_threshold and sim > view.match_similarity:
                     view.match, view.match_similarity = record, sim
                 elif sim >= self.near_threshold and sim > view.near_similarity:
@@ -227,10 +229,9 @@ class FieldMatchVerifier:
         label, path, reason = self._decide(findings, evidence)
         found_types = [f.type for f in findings]
         predicted = next((t for t in TYPE_PRIORITY if t in found_types), None) if label == "HALLUCINATED" else None
-        return Output(
-            item_id=item.item_id, label=label, confidence=self.confidence[path], reason=reason,
-            predicted_type=predicted, subtests=subtests,
-            detail={
+        fields: dict[str, Any] = {
+            "subtests": subtests,
+            "detail": {
                 "aggregation": self.aggregation, "decision_path": path,
                 "findings": [f.__dict__ for f in findings],
                 "sources": {v.name: {"title": v.title_status(), "match_similarity": round(v.match_similarity, 4),
@@ -238,9 +239,13 @@ class FieldMatchVerifier:
                                      "lookups": [lk.summary() for lk in v.lookups]} for v in views},
                 "missing_fields": missing.reason if missing else None,
             },
-            api_sources_queried=[c.name for c in counted],
-            api_calls=sum(c.calls for c in counted),
-        )
+            "api_sources_queried": [c.name for c in counted],
+            "api_calls": sum(c.calls for c in counted),
+        }
+        if label == "UNCERTAIN" and evidence["errors"]:
+            failed = [lk for v in views if v.title_status() == "error" for lk in v.lookups]
+            return no_evidence(item.item_id, failed, self.confidence[path], **fields)
+        return Output(item.item_id, label, self.confidence[path], reason, predicted_type=predicted, **fields)
 
     def _judge(self, cited: CitationFields, views: list[SourceView]) -> tuple[dict[str, Any], list[Finding], dict[str, Any]]:
         findings: list[Finding] = []
@@ -258,7 +263,8 @@ class FieldMatchVerifier:
                 doi_resolves = True
                 record = doi_hits[0].doi_record
                 if (record is not None and title_similarity(cited.title, record.title) < self.near_threshold
-                        and not _title_prefix(cited.title, record.title)):
+                        and not _without_subtitle(cited.title, record.title)
+                        and not _without_subtitle(record.title, cited.title)):  # a source may keep the main title only
                     same_authors, _ = self._authors(cited, record)
                     kind = "chimeric_title" if same_authors else "hybrid_fabrication"  # real authors + other title
                     findings.append(Finding(kind, f"DOI {cited.doi} resolves to another work: '{record.title}'",
@@ -300,8 +306,7 @@ class FieldMatchVerifier:
         elif absent and self.aggregation == "any_missing":
             findings.append(Finding("plausible_fabrication", f"title not found in {', '.join(v.name for v in absent)}",
                                     "absence_any"))
-        evidence = {"found": len(found), "absent": len(absent), "errors": [f"{v.name}: {'; '.join(v.errors)}" for v in erring],
-                    "answered": answered}
+        evidence = {"found": len(found), "absent": len(absent), "errors": [v.name for v in erring], "answered": answered}
         return subtests, findings, evidence
 
     def _decide(self, findings: list[Finding], evidence: dict[str, Any]) -> tuple[str, str, str]:
@@ -316,7 +321,7 @@ class FieldMatchVerifier:
             path = "valid_multi" if evidence["found"] >= 2 else "valid_agreement"
             return "VALID", path, f"matched in {evidence['found']} source(s) with no contradiction"
         if evidence["errors"]:
-            return "UNCERTAIN", "uncertain", "no evidence: " + "; ".join(evidence["errors"])
+            return "UNCERTAIN", "uncertain", "no evidence"  # the reason is `no_evidence`'s, naming each failure
         return "UNCERTAIN", "uncertain", (f"not found in {evidence['absent']} source(s); below the absence quorum of "
                                           f"{self.absence_quorum} (absence from one database is not fabrication)")
 
@@ -326,11 +331,10 @@ class FieldMatchVerifier:
         return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
 
 
-def _title_prefix(cited: str | None, reference: str | None) -> bool:
-    """One normalized title is the other's leading words (a title without its subtitle)."""
-    a, b = normalize(cited), normalize(reference)
-    short, long = sorted((a, b), key=len)
-    return len(short) >= 4 and long.startswith(short + " ")
+def _without_subtitle(short: str | None, full: str | None) -> bool:
+    """`short` is `full`'s leading words once normalized (a title without its subtitle)."""
+    a, b = normalize(short), normalize(full)
+    return len(a) >= 4 and b.startswith(a + " ")
 
 
 def _brief(record: BibRecord | None) -> dict[str, Any] | None:

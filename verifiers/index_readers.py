@@ -1,7 +1,8 @@
 """Readers that turn bibliographic dumps into offline-index rows, one generator per format.
 
 Formats: DBLP XML (streamed with lxml iterparse; `dblp.dtd` beside the file resolves its
-entities), Crossref works JSON (a work, a list of works, or an API envelope `{"message": ...}`),
+entities), Crossref works JSON (a work, a list of works, or an API envelope `{"message": ...}`;
+read by the Crossref client's own `record_from_crossref`, so titles carry their subtitles),
 OpenAlex works JSONL, ACL Anthology XML, BibTeX (bibtexparser 2) and HALLMARK JSONL. Every reader
 yields plain dicts with the same keys (`ROW_KEYS`); `index_build.py` writes them to Parquet. A
 record without a title and without a DOI is skipped: it can never be found.
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clients.crossref import record_from_crossref
 from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, family_names, split_bibtex_authors
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
@@ -77,22 +79,11 @@ def read_dblp_xml(path: Path) -> Iterator[Row]:
             del element.getparent()[0]
 
 
-def _crossref_year(work: dict[str, Any]) -> int | None:
-    for field in ("published-print", "published-online", "issued", "published", "created"):
-        parts = (work.get(field) or {}).get("date-parts") or [[None]]
-        if parts and parts[0] and parts[0][0]:
-            return int(parts[0][0])
-    return None
-
-
 def crossref_row(work: dict[str, Any], file: str = "") -> Row | None:
-    titles = work.get("title") or []
-    title = titles[0] if isinstance(titles, list) and titles else (titles if isinstance(titles, str) else None)
-    venues = work.get("container-title") or []
-    venue = venues[0] if isinstance(venues, list) and venues else (venues if isinstance(venues, str) else None)
-    authors = [(a.get("family") or a.get("name") or "", a.get("given") or "") for a in work.get("author") or []]
-    return _row("crossref", work.get("DOI"), title, authors, _crossref_year(work), venue, work.get("DOI"),
-                canonical_arxiv_id(work.get("DOI")), work.get("type"), file)
+    """A Crossref work as the online client reads it (`record_from_crossref`: subtitle merged)."""
+    record = record_from_crossref(work)
+    return _row("crossref", work.get("DOI"), record.title, [(a.family, a.given) for a in record.authors],
+                record.year, record.venue, record.doi, canonical_arxiv_id(record.arxiv_id), record.type, file)
 
 
 def read_crossref_json(path: Path) -> Iterator[Row]:

@@ -9,18 +9,27 @@ Tests and benchmarks may pass `BibSource` objects directly.
 Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
 "absent" (a definite no from that source); any other exception is "error" with its reason, which
 only ever yields UNCERTAIN downstream.
+
+Outage semantics: when a verifier's answer for an item depends on a lookup that got no answer
+(status "error": `SourceOutageError`, retries exhausted on 429 / 5xx, timeouts, truncated or
+unreadable bodies, a frozen-cache miss, or any other failure), the verifier returns
+`no_evidence(...)`: UNCERTAIN, the reason naming every failed lookup, and
+`detail["outage_sources"]` listing the sources. The run summary counts outputs carrying that key
+to mark the run incomplete, so the key is present only when a source really failed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from clients.bib_record import BibRecord
+from clients.errors import NotFoundError
 from clients.source import BibSource
+from storage.records import Output
 
-__all__ = ["CountedSource", "Lookup", "resolve_sources"]
+__all__ = ["CountedSource", "Lookup", "no_evidence", "outage_sources", "resolve_sources"]
 
 Status = Literal["found", "absent", "error", "skipped"]
 T = TypeVar("T")
@@ -41,14 +50,6 @@ class Lookup:
                 "reason": self.reason}
 
 
-def _is_not_found(exc: BaseException) -> bool:
-    try:
-        from clients.errors import NotFoundError
-    except ImportError:  # pragma: no cover - clients/errors.py is part of the repo
-        return False
-    return isinstance(exc, NotFoundError)
-
-
 def _reason(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None)
     return reason if isinstance(reason, str) else f"{type(exc).__name__}: {exc}"
@@ -67,7 +68,7 @@ class CountedSource:
         try:
             answer: Any = await call()
         except Exception as exc:  # classified below; an unknown failure is an error, never a "no"
-            if _is_not_found(exc):
+            if isinstance(exc, NotFoundError):
                 return Lookup(self.name, kind, "absent", reason=_reason(exc))
             return Lookup(self.name, kind, "error", reason=_reason(exc))
         records = [r for r in (answer if isinstance(answer, list) else [answer]) if r is not None]
@@ -88,6 +89,24 @@ class CountedSource:
         if not getattr(self.source, "can_search_title", True):
             return Lookup(self.name, "title", "skipped", reason="source cannot search titles")
         return await self._ask("title", lambda: self.source.search_title(title, limit))
+
+
+def outage_sources(lookups: Iterable[Lookup]) -> list[str]:
+    """Names of the sources whose lookups got no answer, once each, in order."""
+    return list(dict.fromkeys(lk.source for lk in lookups if lk.status == "error"))
+
+
+def no_evidence(item_id: str, lookups: Iterable[Lookup], confidence: float, *,
+                detail: dict[str, Any] | None = None, **fields: Any) -> Output:  # fmt: skip
+    """The UNCERTAIN output of an item whose answer depended on the failed ones among `lookups`:
+    the reason names each failure, `detail["outage_sources"]` the sources (see the module notes).
+    `fields` are the other `Output` fields (subtests, api_sources_queried, api_calls, ...)."""
+    failed = [lk for lk in lookups if lk.status == "error"]
+    if not failed:
+        raise ValueError(f"item {item_id}: no_evidence needs at least one failed lookup")
+    reasons = dict.fromkeys(f"{lk.source} {lk.kind} lookup: {lk.reason or 'error'}" for lk in failed)
+    return Output(item_id, "UNCERTAIN", confidence, "no evidence: " + "; ".join(reasons), predicted_type=None,
+                  detail={**(detail or {}), "outage_sources": outage_sources(failed)}, **fields)  # fmt: skip
 
 
 def _build_online(name: str, options: dict[str, Any]) -> BibSource:

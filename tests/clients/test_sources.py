@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from clients.bib_record import Author
+from clients.crossref import full_title, record_from_crossref
 from clients.errors import BadRequestError
 from clients.http import HttpOptions
 from clients.retry import RetryPolicy
@@ -46,6 +47,27 @@ def test_crossref_doi_replayed_cassette(bib_server):
     assert rec.fetched_at and rec.raw["publisher"] == "Public Library of Science (PLoS)"
 
 
+def test_crossref_and_doi_org_merge_the_subtitle_into_the_title(bib_server):
+    doi = "10.1046/j.1399543x.2000.010407.x"  # recorded: title [...ketoacidosis?], subtitle [Cerebral edema in DKA]
+    full = "Do doctors cause or prevent cerebral edema in children with diabetic ketoacidosis? Cerebral edema in DKA"
+    assert run(source("crossref", bib_server).lookup_doi(doi)).title == full
+    assert run(source("doi_org", bib_server).lookup_doi(doi)).title == full  # CSL-JSON, same field names
+    widget = run(source("crossref", bib_server).lookup_doi("10.1145/3027385.3027428")).title
+    assert widget.startswith("Widget, widget as you lead, I am performing well indeed! using results from an")
+
+
+def test_crossref_subtitle_join_rules():
+    xgboost = {"DOI": XGBOOST_DOI, "title": ["XGBoost"], "subtitle": ["A Scalable Tree Boosting System"]}
+    assert record_from_crossref(xgboost).title == XGBOOST_TITLE  # Crossref's real shape for this DOI
+    assert full_title({"title": ["Attention"], "subtitle": []}) == "Attention"
+    assert full_title({"title": "Colon: ", "subtitle": "after"}) == "Colon: after"
+    # a subtitle that only repeats the title (real Crossref record 10.1111/jfpp.12874) is not appended
+    assert full_title({"title": ["Microbial Contamination in Peeled Chestnuts and Efficacy"],
+                       "subtitle": ["MICROBIAL CONTAMINATION IN PEELED CHESTNUTS"]}) == (
+        "Microbial Contamination in Peeled Chestnuts and Efficacy")
+    assert full_title({"subtitle": ["orphan"]}) is None
+
+
 def test_crossref_unknown_doi_is_none_not_error(bib_server):
     assert run(source("crossref", bib_server).lookup_doi("10.1371/notarealdoi")) is None
     assert bib_server.stats["crossref"].statuses[404] == 1
@@ -69,7 +91,9 @@ def test_crossref_xgboost_and_doi_org_agree(bib_server):
 def test_doi_org_recorded_csl_and_404(bib_server):
     doi_org = source("doi_org", bib_server)
     rec = run(doi_org.lookup_doi("10.1126/science.169.3946.635"))
-    assert (rec.title, rec.year, rec.venue) == ("The Structure of Ordinary Water", 1970, "Science")
+    title = ("The Structure of Ordinary Water: New data and interpretations are yielding new insights into this "
+             "fascinating substance.")  # the recorded CSL-JSON's title and subtitle
+    assert (rec.title, rec.year, rec.venue) == (title, 1970, "Science")
     assert rec.authors == (Author("Frank", "Henry S."),)
     assert run(doi_org.resolves("10.1126/foo")) is False
     with pytest.raises(BadRequestError):  # no search: never an empty "not found"

@@ -16,13 +16,15 @@ from verifiers.system import RunContext
 
 class ScriptedSystem:
     def __init__(self, call_log: str | None = None, delay_s: float = 0.0, raise_on: tuple[str, ...] = (),
-                 die_once_on: str | None = None, die_marker: str | None = None) -> None:  # fmt: skip
+                 die_once_on: str | None = None, die_marker: str | None = None,
+                 outage_on: tuple[str, ...] = ()) -> None:  # fmt: skip
         self.name = "scripted"
         self.call_log = call_log
         self.delay_s = delay_s
         self.raise_on = set(raise_on)
         self.die_once_on = die_once_on
         self.die_marker = die_marker
+        self.outage_on = set(outage_on)
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         outputs = []
@@ -40,6 +42,10 @@ class ScriptedSystem:
             if item.load_error:
                 outputs.append(Output.failed(item.item_id, item.load_error, "input"))
                 continue
+            if item.item_id in self.outage_on:  # as a verifier does when its source is down
+                outputs.append(Output(item_id=item.item_id, label="UNCERTAIN", confidence=0.5, reason="crossref down",
+                                      detail={"outage_sources": ["crossref"]}))  # fmt: skip
+                continue
             digest = int(hashlib.sha256(item.item_id.encode()).hexdigest(), 16)
             label = "HALLUCINATED" if digest % 3 == 0 else "VALID"
             outputs.append(Output(item_id=item.item_id, label=label, confidence=0.5 + (digest % 50) / 100, reason="scripted"))
@@ -48,6 +54,7 @@ class ScriptedSystem:
 
 @system("scripted", description="test system: deterministic answers, call log, injectable failures")
 def build_scripted(**kwargs) -> ScriptedSystem:
-    if "raise_on" in kwargs:
-        kwargs["raise_on"] = tuple(kwargs["raise_on"])
+    for key in ("raise_on", "outage_on"):
+        if key in kwargs:
+            kwargs[key] = tuple(kwargs[key])
     return ScriptedSystem(**kwargs)

@@ -138,3 +138,23 @@ def test_bad_config_names_file_and_field(tmp_path):
     result = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=dict(os.environ))
     assert result.returncode == 2
     assert str(config) in result.stderr and "workers" in result.stderr
+
+
+def test_source_outage_withholds_scores_unless_overridden(ray_head, tmp_path):
+    keys = [line.split('"')[3] for line in DEFAULT_CORPUS.read_text().splitlines()[:3]]
+    config = tmp_path / "outage.toml"
+    config.write_text(
+        f'snapshot = "{SNAPSHOT}"\nbootstrap = 0\ntracking_uri = "none"\nplugins = ["tests.helpers.scripted_system"]\n'
+        f'[[systems]]\nname = "scripted"\nargs = {{ outage_on = {json.dumps(keys)} }}\n'
+    )
+    withheld = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+    assert withheld.returncode == 1, withheld.stdout[-2000:] + withheld.stderr[-2000:]
+    assert "INCOMPLETE: scripted: 3 answers depended on an unavailable source; scores withheld" in withheld.stdout
+    (run,) = run_dirs(tmp_path / "runs")
+    status = json.loads((run / "status.json").read_text())
+    assert status["outage_items"] == 3 and status["published"] is False
+
+    published = run_job("run_corpus.py", "--config", str(config), "--allow-incomplete", cwd=tmp_path, env=ray_head.env())
+    assert published.returncode == 0, published.stdout[-2000:]
+    assert "published by override" in published.stdout
+    assert json.loads((run / "scores.json").read_text())["status"] == "incomplete: source outage (published by override)"

@@ -57,7 +57,10 @@ def test_outage_and_rate_limit_are_uncertain_never_hallucinated(real_index_path:
         assert out[key].label == "UNCERTAIN"
         assert "TransientError: doi_org" in out[key].reason and "RateLimitedError: crossref" in out[key].reason
         assert out[key].api_calls == 2 and out[key].api_sources_queried == ["doi_org", "crossref"]
+        assert out[key].detail["outage_sources"] == ["doi_org", "crossref"]
     assert down.calls == 2 and limited.calls == 2
     # one source down, another resolves: the DOI exists
     mixed = run(build_system(SystemSpec("doi_only", {"sources": [down, "offline_index"], "index_path": str(real_index_path)})))
-    assert mixed["real"].label == "VALID" and mixed["unknown"].label == "UNCERTAIN"
+    assert mixed["real"].label == "VALID" and "outage_sources" not in mixed["real"].detail
+    assert mixed["unknown"].label == "UNCERTAIN" and mixed["unknown"].detail["outage_sources"] == ["doi_org"]
+    assert out["malformed"].label == "HALLUCINATED" and out["malformed"].detail is None  # decided without a source

@@ -112,6 +112,7 @@ def test_outage_is_never_a_fabrication(real_index_path: Path, aggregation: str) 
     out = run(system, [items[0], items[-1]])
     for o in out.values():
         assert o.label == "UNCERTAIN" and "TransientError: crossref" in o.reason and o.predicted_type is None
+        assert o.detail["outage_sources"] == ["crossref"]
     assert out["valid"].api_calls == 2 and down.calls == 3
 
 

@@ -1,0 +1,315 @@
+"""A LaTeX paper loaded from its project folder, byte-exact, with an index of what injectors need.
+
+`load_latex_paper(folder)` finds the main file (meta.json's `path_in_repo`, else the file with
+`\\documentclass` and `\\begin{document}`), follows `\\input`/`\\include`/`\\subfile` recursively and
+collects the `.bib` files named by `\\bibliography`, `\\addbibresource` or ReScience's
+`\\articleBIBLIOGRAPHY`. When the main file inputs a file that is not in the folder (a template
+header), the folder's other non-root `.tex` files are taken as loaded by it (ReScience
+`metadata.tex`). Sources keep their exact text (`newline=""`; UTF-8, else Latin-1).
+
+`PaperIndex` lists, per compiled file, char spans of: comments, display and inline maths,
+tables (tabular environments), citation commands with their keys, labels, references, the
+abstract, section headings, prose sentences, and numbers in prose with their sentence. Spans are
+`Span(file, start, end)` on the file's text. Nothing here edits a paper.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+MAIN_NAMES = ("main.tex", "ms.tex", "article.tex", "preprint.tex", "paper.tex")
+_INPUT_RE = re.compile(r"\\(input|include|subfile)\s*\{([^}]+)\}")
+_BIB_RE = re.compile(r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]*\])?\s*\{([^}]+)\}")
+_RESCIENCE_BIB_RE = re.compile(r"\\def\s*\\articleBIBLIOGRAPHY\s*\{([^}]+)\}")
+CITE_RE = re.compile(
+    r"\\(?:[cC]ite[a-zA-Z]*|[pP]arencite|[tT]extcite|[aA]utocite|footcite|nocite)\*?"
+    r"(?:\s*\[[^\]]*\]){0,2}\s*\{([^}]*)\}"
+)
+LABEL_RE = re.compile(r"\\label\s*\{([^}]+)\}")
+REF_RE = re.compile(r"\\(?:ref|eqref|autoref|cref|Cref|pageref|vref)\*?\s*\{([^}]+)\}")
+_DISPLAY_ENVS = "equation|align|gather|multline|eqnarray|displaymath|dmath|flalign|alignat"
+_DISPLAY_RE = re.compile(
+    r"\\begin\{(" + _DISPLAY_ENVS + r")(\*?)\}(.*?)\\end\{\1\2\}|\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.S
+)
+_INLINE_RE = re.compile(r"(?<![\\$])\$(?!\$)((?:\\\$|[^$])+?)\$|\\\((.*?)\\\)", re.S)
+_TABULAR_RE = re.compile(r"\\begin\{(tabular\*?|tabularx|longtable|deluxetable\*?)\}(.*?)\\end\{\1\}", re.S)
+_SECTION_RE = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph)\*?\s*\{([^}]*)\}")
+_ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
+_RESCIENCE_ABSTRACT_RE = re.compile(r"\\def\s*\\articleABSTRACT\s*\{")
+#: A number as printed in prose: 12, 3.14, 1,234, 0.5 (sign and exponent handled by injectors).
+NUMBER_RE = re.compile(r"(?<![\w.\\{-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w}])")
+#: Commands whose braced argument is not prose (names, keys, paths, lengths).
+_NON_PROSE_ARG_RE = re.compile(
+    r"\\(?:label|ref|eqref|autoref|cref|Cref|pageref|cite[a-zA-Z]*|citep|citet|input|include|subfile|"
+    r"includegraphics|bibliography|bibliographystyle|addbibresource|usepackage|documentclass|url|href|"
+    r"begin|end|newcommand|renewcommand|def|setlength|vspace|hspace|color|definecolor|hypersetup|"
+    r"graphicspath|doi|email|affiliation|textwidth|linewidth|columnwidth|fig|figref|todo)\*?"
+    r"(?:\s*\[[^\]]*\])*\s*(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?"
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A char range [start, end) in one file of the paper."""
+
+    file: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Citation:
+    span: Span
+    keys: tuple[str, ...]
+    sentence: Span
+
+
+@dataclass(frozen=True)
+class Reference:
+    span: Span  # the whole \\ref{...} command
+    key: str
+    key_span: Span
+
+
+@dataclass(frozen=True)
+class Number:
+    span: Span
+    text: str
+    sentence: Span
+    in_abstract: bool
+
+
+@dataclass
+class LatexPaper:
+    """A paper's sources: `files` maps relpath -> exact text; `compiled` is the loaded order."""
+
+    paper_id: str
+    root: Path
+    main_file: str
+    files: dict[str, str]
+    compiled: list[str]
+    bib_files: list[str]
+    missing: list[str] = field(default_factory=list)
+    encodings: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def index(self) -> PaperIndex:
+        return PaperIndex.build(self)
+
+    def raw_bytes(self, relpath: str) -> bytes:
+        """The file's text encoded back as read: equals the bytes on disk."""
+        return self.files[relpath].encode(self.encodings.get(relpath, "utf-8"))
+
+
+def _read(path: Path) -> tuple[str, str]:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def strip_comments(text: str) -> str:
+    """`text` with every comment replaced by spaces (same length, so offsets still hold)."""
+    return re.sub(r"(?<!\\)%[^\n]*", lambda m: " " * len(m.group(0)), text)
+
+
+def _resolve(root: Path, base_dir: str, name: str, ext: str) -> str | None:
+    name = name.strip()
+    candidates = [name] if name.endswith(ext) else [name + ext, name]
+    for cand in candidates:
+        for rel in (str(Path(base_dir) / cand), cand):
+            p = (root / rel).resolve()
+            if p.is_file() and root.resolve() in p.parents:
+                return str(p.relative_to(root.resolve()))
+    return None
+
+
+def find_main_file(root: Path) -> str:
+    """The main file of the project in `root` (see the module docstring for the order of rules)."""
+    meta = root / "meta.json"
+    if meta.is_file():
+        name = Path(json.loads(meta.read_text(encoding="utf-8")).get("path_in_repo", "")).name
+        if name and (root / name).is_file():
+            return name
+    roots = []
+    for p in sorted(root.rglob("*.tex")):
+        text = strip_comments(_read(p)[0])
+        if "\\documentclass" in text and "\\begin{document}" in text:
+            roots.append(str(p.relative_to(root)))
+    if not roots:
+        raise FileNotFoundError(f"{root}: no .tex file with \\documentclass and \\begin{{document}}")
+    for name in MAIN_NAMES:
+        if name in roots:
+            return name
+    return roots[0]
+
+
+def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: str | None = None) -> LatexPaper:
+    """Load the LaTeX project in folder `root` (main file found when not given)."""
+    root = Path(root)
+    main = main_file or find_main_file(root)
+    files: dict[str, str] = {}
+    encodings: dict[str, str] = {}
+    compiled: list[str] = []
+    bibs: list[str] = []
+    missing: list[str] = []
+
+    def visit(rel: str) -> None:
+        if rel in files:
+            return
+        text, enc = _read(root / rel)
+        files[rel], encodings[rel] = text, enc
+        compiled.append(rel)
+        clean = strip_comments(text)
+        for m in _INPUT_RE.finditer(clean):
+            target = _resolve(root, str(Path(main).parent), m.group(2), ".tex")
+            if target is None:
+                missing.append(m.group(2).strip())
+            else:
+                visit(target)
+        for m in list(_BIB_RE.finditer(clean)) + list(_RESCIENCE_BIB_RE.finditer(clean)):
+            for name in m.group(1).split(","):
+                target = _resolve(root, str(Path(main).parent), name, ".bib")
+                if target is None:
+                    missing.append(name.strip())
+                elif target not in bibs:
+                    bibs.append(target)
+
+    visit(main)
+    if missing:  # a template header we do not have: take the folder's orphan non-root .tex as loaded
+        for p in sorted(root.rglob("*.tex")):
+            rel = str(p.relative_to(root))
+            if rel not in files and "\\documentclass" not in strip_comments(_read(p)[0]):
+                visit(rel)
+    for rel in bibs:
+        files[rel], encodings[rel] = _read(root / rel)
+    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings)
+
+
+def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence (or paragraph piece) holding [start, end): bounded by '. ', blank lines, braces."""
+    left = start
+    while left > 0:
+        c = text[left - 1]
+        if c in "\n" and text[max(0, left - 2)] == "\n":
+            break
+        if c in ".?!" and left < len(text) and text[left].isspace() and not text[left - 2 : left].strip(".").isdigit():
+            break
+        if c in "{}" and text[left - 2 : left - 1] != "\\" and start - left > 200:
+            break
+        left -= 1
+    right = end
+    while right < len(text):
+        c = text[right]
+        if c == "\n" and right + 1 < len(text) and text[right + 1] == "\n":
+            break
+        if c in ".?!" and (right + 1 >= len(text) or text[right + 1].isspace()):
+            right += 1
+            break
+        right += 1
+    while left < start and text[left].isspace():
+        left += 1
+    return left, right
+
+
+@dataclass
+class PaperIndex:
+    """Spans of what injectors need, for the compiled files of one paper."""
+
+    comments: dict[str, list[Span]] = field(default_factory=dict)
+    display_math: list[Span] = field(default_factory=list)  # inner content of each display block
+    inline_math: list[Span] = field(default_factory=list)
+    tables: list[Span] = field(default_factory=list)  # inner content of each tabular
+    citations: list[Citation] = field(default_factory=list)
+    labels: dict[str, Span] = field(default_factory=dict)
+    references: list[Reference] = field(default_factory=list)
+    abstract: list[Span] = field(default_factory=list)
+    sections: list[tuple[Span, str]] = field(default_factory=list)
+    numbers: list[Number] = field(default_factory=list)
+    masked: dict[str, str] = field(default_factory=dict)  # text with comments/maths/non-prose blanked
+
+    @property
+    def cite_keys(self) -> set[str]:
+        return {k for c in self.citations for k in c.keys}
+
+    def in_abstract(self, span: Span) -> bool:
+        return any(a.file == span.file and a.start <= span.start and span.end <= a.end for a in self.abstract)
+
+    def in_table(self, span: Span) -> bool:
+        return any(t.file == span.file and t.start <= span.start and span.end <= t.end for t in self.tables)
+
+    @classmethod
+    def build(cls, paper: LatexPaper) -> PaperIndex:
+        idx = cls()
+        for rel in paper.compiled:
+            text = paper.files[rel]
+            idx._index_file(rel, text, abstract_file=Path(rel).stem == "abstract")
+        return idx
+
+    def _index_file(self, rel: str, text: str, abstract_file: bool) -> None:
+        clean = strip_comments(text)
+        self.comments[rel] = [Span(rel, m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
+        prose = list(clean)
+
+        def blank(a: int, b: int) -> None:
+            prose[a:b] = [" "] * (b - a)
+
+        for m in _DISPLAY_RE.finditer(clean):
+            g = 3 if m.group(3) is not None else (4 if m.group(4) is not None else 5)
+            self.display_math.append(Span(rel, m.start(g), m.end(g)))
+            blank(m.start(), m.end())
+        for m in _INLINE_RE.finditer("".join(prose)):
+            g = 1 if m.group(1) is not None else 2
+            self.inline_math.append(Span(rel, m.start(g), m.end(g)))
+            blank(m.start(), m.end())
+        for m in _TABULAR_RE.finditer(clean):
+            self.tables.append(Span(rel, m.start(2), m.end(2)))
+        for m in _ABSTRACT_RE.finditer(clean):
+            self.abstract.append(Span(rel, m.start(1), m.end(1)))
+        m = _RESCIENCE_ABSTRACT_RE.search(clean)
+        if m:
+            end = _brace_end(clean, m.end() - 1)
+            self.abstract.append(Span(rel, m.end(), end))
+        if abstract_file:
+            self.abstract.append(Span(rel, 0, len(text)))
+        for m in _SECTION_RE.finditer(clean):
+            self.sections.append((Span(rel, m.start(), m.end()), m.group(2)))
+        for m in LABEL_RE.finditer(clean):
+            self.labels.setdefault(m.group(1).strip(), Span(rel, m.start(), m.end()))
+        for m in REF_RE.finditer(clean):
+            for key in m.group(1).split(","):
+                k = key.strip()
+                off = m.group(1).find(k) + m.start(1)
+                self.references.append(Reference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
+        joined = "".join(prose)
+        for m in CITE_RE.finditer(clean):
+            keys = tuple(k.strip() for k in m.group(1).split(",") if k.strip())
+            s, e = sentence_around(joined, m.start(), m.end())
+            self.citations.append(Citation(Span(rel, m.start(), m.end()), keys, Span(rel, s, e)))
+        for m in _NON_PROSE_ARG_RE.finditer(joined):
+            blank(m.start(), m.end())
+        joined = "".join(prose)
+        self.masked[rel] = joined
+        for m in NUMBER_RE.finditer(joined):
+            span = Span(rel, m.start(), m.end())
+            s, e = sentence_around(joined, m.start(), m.end())
+            self.numbers.append(Number(span, m.group(0), Span(rel, s, e), self.in_abstract(span)))
+
+
+def _brace_end(text: str, open_pos: int) -> int:
+    """Index of the `}` closing the `{` at `open_pos` (len(text) when unbalanced)."""
+    depth = 0
+    for i in range(open_pos, len(text)):
+        c = text[i]
+        if c == "{" and text[i - 1] != "\\":
+            depth += 1
+        elif c == "}" and text[i - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(text)

@@ -1,0 +1,221 @@
+"""Build a paper-audit corpus: per paper one clean copy and three injected copies, with their truth.
+
+For each paper the schedule (`paper_schedule`) fixes the severity of each error type in each
+injected copy; for each (copy, type) a sub-type of that combination is drawn with the copy's
+seeded stream. Rule sub-types try their injector's candidates in seeded order (lower priority
+first) until the validator accepts one; LLM sub-types ask the proposer, feeding back the reasons
+of rejected proposals, up to `max_llm_attempts` times. When a sub-type cannot be injected (no
+proposer, no eligible place, every proposal rejected) the other sub-types of the same combination
+are tried, rule sub-types when there is no proposer; if none succeeds the injection is recorded as
+skipped in the truth, with the reason. Item and truth rows follow the paper-audit data contract:
+payload {paper_id, copy, main_file, files}, truth extra {paper_id, copy, clean, injections,
+skipped, tex_engine}. The main file is named `main.tex` in the payload (its text is unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from corpora.latex_paper import LatexPaper, load_latex_paper
+from corpora.loaded_corpus import LoadedCorpus
+from corpora.paper_injectors import RULES, Proposal
+from corpora.paper_llm_proposer import LLMProposer, ProposalParseError
+from corpora.paper_schedule import paper_rng, severity_schedule
+from corpora.paper_subtypes import ERROR_TYPES, SUBTYPES_PATH, SubType, paper_subtypes
+from corpora.paper_validator import compiles, tex_engine, validate
+from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
+
+PAYLOAD_MAIN = "main.tex"
+MAX_RULE_CANDIDATES = 60
+
+
+@dataclass(frozen=True)
+class Injection:
+    injection_id: str
+    error_type: str
+    severity: str
+    subtype: str
+    file: str
+    start: int
+    end: int
+    original: str
+    injected: str
+    rationale: str
+    mechanism: str
+
+
+@dataclass
+class PaperCopy:
+    paper_id: str
+    copy: int
+    files: dict[str, str]
+    injections: list[Injection]
+    skipped: list[dict[str, str]]
+
+
+class _CopyBuilder:
+    """Applies validated edits to one copy, keeping every recorded offset right."""
+
+    def __init__(self, paper: LatexPaper, copy: int, engine: str | None) -> None:
+        self.paper, self.copy, self.engine = paper, copy, engine
+        self.files = dict(paper.files)
+        self.records: list[dict[str, Any]] = []
+
+    def try_apply(self, proposal: Proposal) -> str | None:
+        """Apply `proposal` if valid; the rejection reason otherwise."""
+        taken = [(r["file"], r["start"], r["end"]) for r in self.records]
+        result = validate(self.files, self.paper.compiled, proposal, taken, self.paper.main_file, self.engine)
+        if not result.ok:
+            return result.reason
+        text = self.files[proposal.file]
+        start = text.index(proposal.original)
+        delta = len(proposal.injected) - len(proposal.original)
+        for r in self.records:
+            if r["file"] == proposal.file and r["start"] >= start + len(proposal.original):
+                r["start"] += delta
+                r["end"] += delta
+        self.files[proposal.file] = text[:start] + proposal.injected + text[start + len(proposal.original) :]
+        self.records.append({"file": proposal.file, "start": start, "end": start + len(proposal.injected),
+                             "original": proposal.original, "injected": proposal.injected,
+                             "rationale": proposal.rationale})  # fmt: skip
+        return None
+
+
+async def _inject_one(builder: _CopyBuilder, subtype: SubType, rng, proposer: LLMProposer | None,
+                      candidates_cache: dict[str, list[Proposal]], max_llm_attempts: int) -> tuple[dict | None, str]:  # fmt: skip
+    """Try one sub-type; (record, "") on success, (None, reason) otherwise."""
+    if subtype.mechanism == "rule":
+        if subtype.rule not in candidates_cache:
+            candidates_cache[subtype.rule] = RULES[subtype.rule](builder.paper)
+        cands = list(candidates_cache[subtype.rule])
+        if not cands:
+            return None, "no eligible place in the paper"
+        order = list(range(len(cands)))
+        rng.shuffle(order)
+        order.sort(key=lambda i: cands[i].priority)
+        reasons: list[str] = []
+        for i in order[:MAX_RULE_CANDIDATES]:
+            reason = builder.try_apply(cands[i])
+            if reason is None:
+                return builder.records[-1], ""
+            reasons.append(reason)
+        return None, f"all {len(reasons)} candidates rejected (last: {reasons[-1]})"
+    if proposer is None:
+        return None, "needs the LLM proposer and none was given"
+    rejected: list[str] = []
+    reg = paper_subtypes()
+    for _ in range(max_llm_attempts):
+        try:
+            proposal = await proposer.propose(builder.files, builder.paper.compiled, subtype, reg.output_schema, rejected)
+        except ProposalParseError as exc:
+            rejected.append(f"unparseable answer: {exc}")
+            continue
+        reason = builder.try_apply(proposal)
+        if reason is None:
+            return builder.records[-1], ""
+        rejected.append(reason)
+    return None, f"{max_llm_attempts} proposals rejected (last: {rejected[-1] if rejected else '-'})"
+
+
+async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer | None = None,
+                             variant: str | None = None, engine: str | None = None,
+                             max_llm_attempts: int = 3) -> list[PaperCopy]:  # fmt: skip
+    """Copy 0 (clean) and copies 1-3 (injected) of one paper."""
+    reg = paper_subtypes()
+    schedule = severity_schedule(paper.paper_id, seed)
+    copies = [PaperCopy(paper.paper_id, 0, dict(paper.files), [], [])]
+    cache: dict[str, list[Proposal]] = {}
+    for k, severities in schedule.items():
+        builder = _CopyBuilder(paper, k, engine)
+        applied: list[tuple[str, str, SubType, dict[str, Any]]] = []
+        skipped: list[dict[str, str]] = []
+        for error_type in ERROR_TYPES:
+            severity = severities[error_type]
+            rng = paper_rng(seed, paper.paper_id, f"copy-{k}", error_type)
+            options = reg.for_combination(error_type, severity, variant)
+            first = rng.choice(options)
+            rest = [s for s in options if s is not first]
+            rng.shuffle(rest)
+            rest.sort(key=lambda s: s.mechanism != "rule")
+            reasons: list[str] = []
+            for subtype in [first, *rest]:
+                record, reason = await _inject_one(builder, subtype, rng, proposer, cache, max_llm_attempts)
+                if record is not None:
+                    applied.append((error_type, severity, subtype, record))
+                    break
+                reasons.append(f"{subtype.name}: {reason}")
+            else:
+                skipped.append({"error_type": error_type, "severity": severity, "subtype": first.name,
+                                "reason": "; ".join(reasons)})  # fmt: skip
+        # records are shifted in place by later edits of the same file, so read them only now
+        injections = [
+            Injection(injection_id=f"{paper.paper_id}/copy-{k}/{n}", error_type=t, severity=sev, subtype=st.name,
+                      mechanism=st.mechanism, **record)
+            for n, (t, sev, st, record) in enumerate(applied, start=1)
+        ]  # fmt: skip
+        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped))
+    return copies
+
+
+def _payload_name(paper: LatexPaper, rel: str) -> str:
+    if rel == paper.main_file and PAYLOAD_MAIN not in paper.files:
+        return PAYLOAD_MAIN
+    return rel
+
+
+def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | None) -> tuple[dict, dict]:
+    """The item row and truth row of one copy (contract of issue 7)."""
+    item_id = f"{copy.paper_id}/copy-{copy.copy}"
+    files = {_payload_name(paper, rel): text for rel, text in copy.files.items()}
+    payload = {"paper_id": copy.paper_id, "copy": copy.copy, "main_file": _payload_name(paper, paper.main_file),
+               "files": files}  # fmt: skip
+    injections = [{**asdict(i), "file": _payload_name(paper, i.file)} for i in copy.injections]
+    extra = {"paper_id": copy.paper_id, "copy": copy.copy, "clean": copy.copy == 0, "injections": injections,
+             "skipped": copy.skipped, "tex_engine": engine}  # fmt: skip
+    item = {"item_id": item_id, "kind": "paper_copy", "corpus": corpus, "split": None,
+            "payload_json": json.dumps(payload, sort_keys=True, ensure_ascii=False), "source": str(paper.root)}  # fmt: skip
+    truth = {"item_id": item_id, "label": None, "extra_json": json.dumps(extra, sort_keys=True, ensure_ascii=False)}
+    return item, truth
+
+
+async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,
+                                    corpus: str = "paper_audit", variant: str | None = None,
+                                    check_compile: bool = True) -> LoadedCorpus:  # fmt: skip
+    """Async form of `build_paper_audit_corpus` (for callers already inside an event loop)."""
+    engine = tex_engine() if check_compile else None
+    items, truth = [], []
+    digest = hashlib.sha256(f"{seed}|{variant}".encode())
+    for d in paper_dirs:
+        paper = load_latex_paper(d)
+        use_engine = engine if engine and compiles(paper.files, paper.main_file, engine) else None
+        for rel in sorted(paper.files):
+            digest.update(rel.encode() + b"\0" + paper.raw_bytes(rel))
+        for copy in await build_paper_copies(paper, seed, proposer, variant, use_engine):
+            item, t = copy_rows(paper, copy, corpus, use_engine)
+            items.append(item)
+            truth.append(t)
+    digest.update(SUBTYPES_PATH.read_bytes())
+    return LoadedCorpus(corpus, digest.hexdigest()[:12], None, table_from_rows(items, ITEM_SCHEMA),
+                        table_from_rows(truth, TRUTH_SCHEMA))  # fmt: skip
+
+
+def build_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,
+                             corpus: str = "paper_audit", variant: str | None = None,
+                             check_compile: bool = True) -> LoadedCorpus:  # fmt: skip
+    """Items and truth of a paper-audit corpus: 4 copies per paper (see the module docstring).
+
+    Args:
+        paper_dirs: LaTeX project folders, one paper each (folder name = paper id).
+        seed: schedule, sub-type and candidate draws depend only on (seed, paper id).
+        proposer: an `LLMProposer` for LLM sub-types; None falls back to rule sub-types.
+        corpus: corpus name written on every item.
+        variant: None, or "ml" to use the ML registry variant (shape non-conformability).
+        check_compile: compile edited copies when a TeX engine is on the PATH and the clean copy compiles.
+    """
+    return asyncio.run(abuild_paper_audit_corpus(paper_dirs, seed, proposer, corpus, variant, check_compile))

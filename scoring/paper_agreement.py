@@ -1,0 +1,144 @@
+"""Agreement: judges within a panel (appendix D) and reviewers with one another (appendix L).
+
+Pearson r of two binary vectors is the phi coefficient; Cohen's kappa = (p_o - p_e) / (1 - p_e)
+with p_e from the two marginal distributions (any number of categories). Both are NaN when
+undefined (no shared units, a constant vector for r, p_e = 1 for kappa).
+
+Judges: first-round panel votes only (role "panel"), so escalation does not mix in. Detection
+panel: for each pair of judges, the injections both voted on, binary detected votes. False-positive
+panel: the flags both voted on; r on "false_positive or not", kappa on the three outcomes. Rows
+have system "all", stratum "panel=detection|pair=<a> vs <b>" (or panel=false_positive).
+Unanimity and escalation rates per reviewer come from the verdict detail (`unanimous`,
+`escalated`), with `escalation_reversal_rate`: the escalated verdicts whose final outcome differs
+from the first-round panel majority.
+
+Reviewers: per pair, the injections scored by both; r and kappa of their detected vectors, total
+and per error type (system "<a> vs <b>"); then the paper-level convergence: each reviewer's
+detection rate per paper, the Pearson r between two reviewers' paper-rate columns
+(`paper_rate_r`), and their mean over pairs (system "all", `mean_paper_rate_r`, n = pairs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from scoring.paper_bootstrap import ratio_estimate
+from scoring.paper_detection import detection_counts
+from scoring.paper_rows import ALL, metric_row, stratum
+from scoring.paper_verdicts import ERROR_TYPES, PaperVerdicts
+
+
+def pearson_r(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson correlation; NaN for fewer than two points or a constant vector."""
+    a, b = np.asarray(x, float), np.asarray(y, float)
+    if a.size < 2 or a.size != b.size:
+        return float("nan")
+    da, db = a - a.mean(), b - b.mean()
+    denom = math.sqrt(float(da @ da) * float(db @ db))
+    return float(da @ db) / denom if denom > 0 else float("nan")
+
+
+def cohen_kappa(x: Sequence[object], y: Sequence[object]) -> float:
+    """Cohen's kappa of two raters' labels on the same units."""
+    if len(x) == 0 or len(x) != len(y):
+        return float("nan")
+    n = len(x)
+    cats = sorted({*x, *y}, key=str)
+    p_o = sum(a == b for a, b in zip(x, y, strict=True)) / n
+    p_e = sum((sum(a == c for a in x) / n) * (sum(b == c for b in y) / n) for c in cats)
+    return (p_o - p_e) / (1 - p_e) if p_e < 1 else float("nan")
+
+
+def _pair_rows(run_id: str, system: str, name: str, labels: dict[str, dict[str, object]], binary,
+               pair_in_stratum: bool = True) -> list[dict]:
+    rows = []
+    for a, b in combinations(sorted(labels), 2):
+        shared = sorted(set(labels[a]) & set(labels[b]))
+        xa = [labels[a][u] for u in shared]
+        xb = [labels[b][u] for u in shared]
+        st = name
+        if pair_in_stratum:
+            st = f"{name}|pair={a} vs {b}" if name != ALL else f"pair={a} vs {b}"
+        rows.append(metric_row(run_id, system, "pearson_r", st, pearson_r([binary(v) for v in xa],
+                                                                         [binary(v) for v in xb]), n=len(shared)))
+        rows.append(metric_row(run_id, system, "cohen_kappa", st, cohen_kappa(xa, xb), n=len(shared)))
+    return rows
+
+
+def judge_agreement_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, Any]]:
+    """Pairwise r and kappa between the judges of the detection and the false-positive panels."""
+    det: dict[str, dict[str, object]] = defaultdict(dict)
+    for v in pv.injections:
+        for vote in v.panel_votes():
+            det[vote.judge][f"{v.system}\x00{v.unit_id}"] = bool(vote.detected)
+    fp: dict[str, dict[str, object]] = defaultdict(dict)
+    for f in pv.flags:
+        for vote in f.panel_votes():
+            fp[vote.judge][f"{f.system}\x00{f.unit_id}"] = vote.outcome
+    return (_pair_rows(run_id, ALL, "panel=detection", det, float)
+            + _pair_rows(run_id, ALL, "panel=false_positive", fp, lambda o: float(o == "false_positive")))
+
+
+def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[str, Any]]:
+    """unanimity_rate, escalation_rate and escalation_reversal_rate per reviewer (and "all")."""
+    papers = pv.paper_index()
+    rows = []
+    systems = sorted({v.system for v in pv.injections})
+    for system in [*systems, ALL]:
+        mine = [v for v in pv.injections if v.scored and (system == ALL or v.system == system)]
+        una_num, una_den = np.zeros(len(papers)), np.zeros(len(papers))
+        esc_num, esc_den = np.zeros(len(papers)), np.zeros(len(papers))
+        rev_num, rev_den = np.zeros(len(papers)), np.zeros(len(papers))
+        for v in mine:
+            p = papers[v.paper_id]
+            if v.unanimous is not None:
+                una_den[p] += 1
+                una_num[p] += v.unanimous
+            esc_den[p] += 1
+            esc_num[p] += v.escalated
+            votes = v.panel_votes()
+            if v.escalated and votes:
+                yes = sum(bool(x.detected) for x in votes)
+                if 2 * yes != len(votes):
+                    rev_den[p] += 1
+                    rev_num[p] += (2 * yes > len(votes)) != v.detected
+        for metric, num, den in (("unanimity_rate", una_num, una_den), ("escalation_rate", esc_num, esc_den),
+                                 ("escalation_reversal_rate", rev_num, rev_den)):
+            est = ratio_estimate(num, den, W)
+            rows.append(metric_row(run_id, system, metric, stratum(), est.value, est.ci, est.n))
+    return rows
+
+
+def reviewer_agreement_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, Any]]:
+    """Per-injection r and kappa between reviewers (total and per type), then paper-rate correlations."""
+    rows = []
+    for name, types in [(ALL, None)] + [(stratum(type=t), {t}) for t in ERROR_TYPES]:
+        labels: dict[str, dict[str, object]] = defaultdict(dict)
+        for v in pv.injections:
+            if v.scored and (types is None or v.error_type in types):
+                labels[v.system][v.unit_id] = v.detected
+        for a, b in combinations(sorted(labels), 2):
+            rows += _pair_rows(run_id, f"{a} vs {b}", name, {a: labels[a], b: labels[b]}, float,
+                               pair_in_stratum=False)
+    papers = pv.paper_index()
+    rates = {}
+    for s in sorted({v.system for v in pv.injections}):
+        num, den = detection_counts([v for v in pv.injections if v.system == s], papers)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates[s] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    rs = []
+    for a, b in combinations(sorted(rates), 2):
+        ok = np.isfinite(rates[a]) & np.isfinite(rates[b])
+        r = pearson_r(rates[a][ok], rates[b][ok])
+        rows.append(metric_row(run_id, f"{a} vs {b}", "paper_rate_r", stratum(), r, n=int(ok.sum())))
+        if np.isfinite(r):
+            rs.append(r)
+    rows.append(metric_row(run_id, ALL, "mean_paper_rate_r", stratum(), float(np.mean(rs)) if rs else math.nan,
+                           n=len(rs)))
+    return rows

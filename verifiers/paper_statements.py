@@ -1,0 +1,342 @@
+"""Checkable statements in a paper's LaTeX, found by rule (reference 002, appendices A.2-A.3).
+
+The mechanical reviewer's extraction step, with no model: each `Statement` is one check request
+for the checkers (`kind`, `payload`) plus the verbatim source passages it rests on (`quotes`, with
+file and offsets, so a flag points at the text it doubts). What is extracted:
+
+* mathematics — derivation chains `A = B = C` in displayed equations (consecutive right-hand
+  sides must be equal), equations without free symbols, series `\\sum ... = closed form`, and a
+  quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must equal e2);
+* numerics — abstract numbers whose wording recurs in the body with another number
+  (`numerics.abstract_body`), a constant assigned inline (`$h = 0.7$`) with different values
+  in different sentences (`numerics.repeated_constant`), table rows labelled Total
+  (`numerics.table_column_total`) and columns headed Total (`numerics.table_row_total`),
+  "K of M (P%)" and "P% (K/M)" (`numerics.percentage_of`), "P% of" with P > 100 and
+  percentages of a stated split that exceed 100 together (`numerics.percentages_sum`).
+
+Comments are blanked (offsets kept). Rules favour precision: an equation that is a physical law
+rather than an identity is never checked, since random-point sampling would refute it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz
+
+__all__ = ["Quote", "Statement", "extract_statements"]
+
+
+@dataclass(frozen=True)
+class Quote:
+    file: str
+    start: int
+    end: int
+    text: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.start}-{self.end}"
+
+
+@dataclass
+class Statement:
+    kind: str
+    payload: dict[str, Any]
+    quotes: list[Quote]
+    error_type: str
+    """mathematics | numerics"""
+    description: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_COMMENT = re.compile(r"(?<!\\)%.*")
+_DISPLAY = re.compile(
+    r"\\begin\{(equation|align|eqnarray|gather|multline|displaymath)(\*?)\}(.*?)\\end\{\1\2\}"
+    r"|\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)  # fmt: skip
+_INLINE = re.compile(r"(?<![\\$])\$([^$]{1,120})\$")
+_NUM = r"[-−]?\d[\d,]*(?:\.\d+)?"
+_BARE_HEAD = re.compile(
+    r"^(?:\\(?:hat|tilde|bar|vec|mathbf|mathrm|boldsymbol|mathcal|dot|ddot|widehat)\{[^{}]*\}|\{[^{}]*\}|\\?[A-Za-z]+)"
+    r"(?:\s*[_^]\s*(?:\{[^{}]*\}|\\?[A-Za-z0-9]+))*\s*(?:\([^()]*\))?$")
+_NUMBER_ONLY = re.compile(rf"^\s*{_NUM}\s*$")
+_DROP = re.compile(r"\\(label|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
+                   r"|\\[,;:!]")  # fmt: skip
+_ASSIGN = re.compile(rf"^\s*(\\?[A-Za-z]+(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?)\s*=\s*({_NUM})\s*$")
+_RULE = re.compile(r"\\(hline|midrule|toprule|bottomrule|cline\{[^{}]*\}|cmidrule(\([^()]*\))?\{[^{}]*\})")
+_CELL_NUM = re.compile(rf"^\s*(?:\\textbf\{{|\\mathbf\{{|\{{)?\$?\s*({_NUM})\s*\$?\}}?\s*$")
+_PCT = r"(\d+(?:\.\d+)?)\s*\\?%"
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def mask_comments(text: str) -> str:
+    """Comments replaced by spaces, so offsets into the masked text are offsets into the source."""
+    return _COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _clean_math(text: str) -> str:
+    text = _DROP.sub(" ", text).replace("&", " ").replace("{}", " ")
+    return re.sub(r"[\s,.;]+$", "", text.strip())
+
+
+def _split_top(text: str, sep: str = "=") -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch in "{([" and 1 or 0
+        depth -= ch in "})]" and 1 or 0
+        if ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _has_free_symbols(expr: str) -> bool:
+    stripped = re.sub(r"\\(frac|sqrt|cdot|times|pi|left|right|mathrm\{e\}|ln|log|exp|sin|cos|tan)", "", expr)
+    return bool(re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "x", stripped) if "\\" in stripped else stripped))
+
+
+def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:
+    out: list[Statement] = []
+    definitions: list[tuple[str, str, Quote]] = []
+    for m in _DISPLAY.finditer(text):
+        body_group = next(g for g in (3, 4, 5) if m.group(g) is not None)
+        body, offset = m.group(body_group), m.start(body_group)
+        rows, spans, start = [], [], 0
+        for row in re.split(r"\\\\", body):
+            s = offset + start
+            start += len(row) + 2
+            cleaned = _clean_math(row)
+            if not cleaned:
+                continue
+            if rows and cleaned.startswith("="):
+                rows[-1] += " " + cleaned
+                spans[-1] = (spans[-1][0], s + len(row))
+            else:
+                rows.append(cleaned)
+                spans.append((s, s + len(row)))
+        for chain, (s, e) in zip(rows, spans, strict=True):
+            if any(op in chain for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
+                                          "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
+                continue
+            parts = [p for p in _split_top(chain) if p]
+            quote = Quote(file, s, e, text[s:e])
+            if len(parts) < 2:
+                continue
+            if len(parts) == 2 and _BARE_HEAD.match(parts[0]):
+                definitions.append((re.sub(r"\s+", "", parts[0]), parts[1], quote))
+            first = 1 if _BARE_HEAD.match(parts[0]) else 0
+            for a, b in zip(parts[first:], parts[first + 1 :], strict=False):
+                free_a, free_b = _has_free_symbols(a), _has_free_symbols(b)
+                if _BARE_HEAD.match(a) or _BARE_HEAD.match(b) or (free_a != free_b and (_NUMBER_ONLY.match(a) or _NUMBER_ONLY.match(b))):
+                    continue
+                if len(parts) == 2 and (free_a or free_b) and "\\sum" not in a:
+                    continue  # a law, not an identity
+                if "\\sum" in a and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", b)):
+                    kind, payload = "math.series", {"series": a, "equals": b}
+                else:
+                    kind, payload = "math.equality", {"lhs": a, "rhs": b}
+                out.append(Statement(kind, payload, [quote], "mathematics",
+                                     f"equation step does not hold: {a} = {b}"))  # fmt: skip
+    return out, definitions
+
+
+def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]:
+    by_head: dict[str, list[tuple[str, Quote]]] = {}
+    for head, rhs, quote in definitions:
+        by_head.setdefault(head, []).append((rhs, quote))
+    out = []
+    for head, uses in by_head.items():
+        forms = {re.sub(r"\s+", "", r): (r, q) for r, q in uses}
+        if len(forms) < 2:
+            continue
+        (r1, q1), (r2, q2) = list(forms.values())[:2]
+        if fuzz.ratio(re.sub(r"\s+", "", r1), re.sub(r"\s+", "", r2)) < 80:
+            continue  # two different cases, not one expression that drifted
+        out.append(Statement("math.equality", {"lhs": r1, "rhs": r2}, [q2, q1], "mathematics",
+                             f"{head} is given two different expressions: {r1} and {r2}"))  # fmt: skip
+    return out
+
+
+def _sentence_bounds(text: str, pos: int) -> tuple[int, int]:
+    left = max(text.rfind(". ", 0, pos), text.rfind("\n\n", 0, pos))
+    right_candidates = [i for i in (text.find(". ", pos), text.find("\n\n", pos)) if i != -1]
+    return left + 1 if left >= 0 else 0, min(right_candidates) + 1 if right_candidates else len(text)
+
+
+def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
+    by_symbol: dict[str, list[tuple[str, Quote, tuple[str, int]]]] = {}
+    for file, text in file_texts.items():
+        for m in _INLINE.finditer(text):
+            a = _ASSIGN.match(m.group(1))
+            if a:
+                q = Quote(file, m.start(), m.end(), m.group(0))
+                by_symbol.setdefault(a.group(1).replace(" ", ""), []).append(
+                    (a.group(2), q, (file, _sentence_bounds(text, m.start())[0])))
+    out = []
+    for symbol, uses in by_symbol.items():
+        counts = Counter(v for v, _, _ in uses)
+        if len(uses) < 3 or len(counts) != 2 or len({s for _, _, s in uses}) < 2:
+            continue  # a drift is one odd printing of a constant printed the same way elsewhere
+        (common, n_common), (odd, n_odd) = counts.most_common()
+        if n_odd != 1 or n_common < 2:
+            continue
+        minority = [q for v, q, _ in uses if v == odd]
+        out.append(Statement("numerics.repeated_constant", {"values": [v for v, _, _ in uses]}, minority,
+                             "numerics", f"{symbol} is {common} in {n_common} places but {odd} once"))  # fmt: skip
+    return out
+
+
+def _abstract_span(file_texts: dict[str, str]) -> tuple[str, int, int] | None:
+    for file, text in file_texts.items():
+        m = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.DOTALL)
+        if m and len(m.group(1).strip()) > 100:
+            return file, m.start(1), m.end(1)
+    for file, text in file_texts.items():
+        if re.search(r"(^|/)abstract[^/]*\.tex$", file) and len(text.strip()) > 100:
+            return file, 0, len(text)
+    return None
+
+
+_CTX_NUM = re.compile(rf"((?:[A-Za-z][A-Za-z-]*[\s~]+){{2}}(?:\$?\\?(?:sim|approx|simeq)?\s*)?)\$?({_NUM})")
+
+
+def _abstract_body(file_texts: dict[str, str]) -> list[Statement]:
+    span = _abstract_span(file_texts)
+    if span is None:
+        return []
+    afile, a0, a1 = span
+    abstract = file_texts[afile][a0:a1]
+    body_hits: dict[str, list[tuple[str, Quote]]] = {}
+    for file, text in file_texts.items():
+        for m in _CTX_NUM.finditer(text):
+            if file == afile and a0 <= m.start() < a1:
+                continue
+            key = " ".join(_WORD.findall(m.group(1).lower()))
+            body_hits.setdefault(key, []).append((m.group(2), Quote(file, m.start(), m.end(), m.group(0))))
+    out = []
+    for m in _CTX_NUM.finditer(abstract):
+        key = " ".join(_WORD.findall(m.group(1).lower()))
+        number = m.group(2)
+        if len(key.split()) < 2 or len(number.replace(",", "").replace(".", "").lstrip("-−")) < 2:
+            continue
+        hits = body_hits.get(key, [])
+        if not hits or any(v == number for v, _ in hits):
+            continue
+        value, quote = hits[0]
+        aq = Quote(afile, a0 + m.start(), a0 + m.end(), m.group(0))
+        out.append(Statement("numerics.abstract_body", {"abstract": number, "body": value}, [aq, quote],
+                             "numerics", f"abstract says {number} where the body says {value} ('{key} ...')"))  # fmt: skip
+    return out
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.split("&")]
+
+
+def _cell_number(cell: str) -> str | None:
+    cell = re.sub(r"\\pm.*|\$\s*\\pm.*|\s*\(.*\)\s*$", "", cell).strip()
+    m = _CELL_NUM.match(cell)
+    return m.group(1) if m else None
+
+
+def _tables(file: str, text: str) -> list[Statement]:
+    out = []
+    for t in re.finditer(r"\\begin\{tabular\*?\}(?:\{[^{}]*\})?\{(?:[^{}]|\{[^{}]*\})*\}(.*?)\\end\{tabular\*?\}",
+                         text, re.DOTALL):  # fmt: skip
+        body, base = t.group(1), t.start(1)
+        blocks: list[list[tuple[list[str], Quote]]] = [[]]
+        pos = 0
+        for raw in re.split(r"\\\\", body):
+            s, pos = base + pos, pos + len(raw) + 2
+            if _RULE.search(raw):
+                blocks.append([])
+                raw = _RULE.sub(" ", raw)
+            if not raw.strip():
+                continue
+            blocks[-1].append((_cells(raw), Quote(file, s, s + len(raw), raw.strip())))
+        blocks = [b for b in blocks if b]
+        rows = [r for b in blocks for r in b]
+        header = rows[0][0] if rows else []
+        for bi, block in enumerate(blocks):
+            for ri, (cells, quote) in enumerate(block):
+                if not re.search(r"\b(total|sum|all)\b", cells[0], re.IGNORECASE):
+                    continue
+                data = block[:ri] if ri else (blocks[bi - 1] if bi else [])
+                for j in range(1, len(cells)):
+                    total = _cell_number(cells[j])
+                    values = [v for c, _ in data if j < len(c) and (v := _cell_number(c[j])) is not None]
+                    if total is None or len(values) < 2 or "%" in cells[j]:
+                        continue
+                    out.append(Statement("numerics.table_column_total", {"values": values, "total": total},
+                                         [quote], "numerics",
+                                         f"column {j} of the table does not add up to its total {total}"))  # fmt: skip
+        tcol = next((j for j, c in enumerate(header) if j and re.fullmatch(r"\W*total\W*", c, re.IGNORECASE)), None)
+        if tcol is None:
+            continue
+        for cells, quote in rows[1:]:
+            total = _cell_number(cells[tcol]) if tcol < len(cells) else None
+            values = [v for c in cells[1:tcol] if (v := _cell_number(c)) is not None]
+            if total is not None and len(values) >= 2:
+                out.append(Statement("numerics.table_row_total", {"values": values, "total": total}, [quote],
+                                     "numerics", f"table row '{cells[0]}' does not add up to its total {total}"))  # fmt: skip
+    return out
+
+
+_PCT_OF_A = re.compile(rf"(\d[\d,]*)\s+(?:out\s+)?of\s+(?:the\s+|all\s+|our\s+)?(\d[\d,]*)\b[^.%]{{0,60}}?\(\s*{_PCT}")
+_PCT_OF_B = re.compile(rf"{_PCT}\s*\(\s*(\d[\d,]*)\s*(?:/|out of|of)\s*(\d[\d,]*)\s*\)")
+_PCT_OVER = re.compile(rf"{_PCT}\s+of\s+(?:the|all|our|its|their)\b")
+_GROWTH = re.compile(r"increase|improve|more|higher|faster|larger|growth|speed|gain|reduc|decreas|than", re.I)
+_SPLIT = re.compile(r"\b(split|comprise|comprising|consist|account(?:s|ed)? for|divided|breakdown|fractions?)\b", re.I)
+
+
+def _percentages(file: str, text: str) -> list[Statement]:
+    out = []
+    for m in _PCT_OF_A.finditer(text):
+        out.append(Statement("numerics.percentage_of", {"percent": f"{m.group(3)}%", "of": m.group(2),
+                             "stated": m.group(1)}, [Quote(file, m.start(), m.end(), m.group(0))], "numerics",
+                             f"{m.group(1)} of {m.group(2)} is not {m.group(3)}%"))  # fmt: skip
+    for m in _PCT_OF_B.finditer(text):
+        out.append(Statement("numerics.percentage_of", {"percent": f"{m.group(1)}%", "of": m.group(3),
+                             "stated": m.group(2)}, [Quote(file, m.start(), m.end(), m.group(0))], "numerics",
+                             f"{m.group(2)}/{m.group(3)} is not {m.group(1)}%"))  # fmt: skip
+    for m in _PCT_OVER.finditer(text):
+        s, e = _sentence_bounds(text, m.start())
+        if float(m.group(1)) > 100 and not _GROWTH.search(text[s:e]):
+            out.append(Statement("numerics.percentages_sum", {"percentages": [f"{m.group(1)}%"], "relation": "at_most"},
+                                 [Quote(file, m.start(), m.end(), m.group(0))], "numerics",
+                                 f"a share of {m.group(1)}% exceeds 100%"))  # fmt: skip
+    seen: set[int] = set()
+    for m in _SPLIT.finditer(text):
+        s, e = _sentence_bounds(text, m.start())
+        if s in seen:
+            continue
+        seen.add(s)
+        pcts = list(re.finditer(_PCT, text[s:e]))
+        if len(pcts) >= 2 and not _GROWTH.search(text[s:e]):
+            q0, q1 = s + pcts[0].start(), s + pcts[-1].end()
+            out.append(Statement("numerics.percentages_sum",
+                                 {"percentages": [f"{p.group(1)}%" for p in pcts], "relation": "at_most"},
+                                 [Quote(file, q0, q1, text[q0:q1])], "numerics",
+                                 "the shares of one split add up to more than 100%"))  # fmt: skip
+    return out
+
+
+def extract_statements(files: dict[str, str]) -> list[Statement]:
+    """Every checkable statement in a copy's `.tex` files (see the module docstring)."""
+    texts = {f: mask_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
+    statements: list[Statement] = []
+    definitions: list[tuple[str, str, Quote]] = []
+    for file, text in texts.items():
+        found, defs = _math_statements(file, text)
+        statements += found
+        definitions += defs
+        statements += _tables(file, text) + _percentages(file, text)
+    statements += _redefinitions(definitions) + _repeated_constants(texts) + _abstract_body(texts)
+    # quotes must be verbatim source text (masking only blanks comments)
+    return [s for s in statements if all(files[q.file][q.start:q.end].strip() for q in s.quotes)]
