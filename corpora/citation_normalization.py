@@ -1,9 +1,21 @@
-"""Text normalization for comparing citation fields, as CiteIntegrity (reference 003) defines it.
+"""Citation-field normalization and similarities, the one implementation for corpora and verifiers
+(reference 003, CiteIntegrity; verifiers import it from here, since corpora may not import verifiers).
 
-Decode HTML entities, strip markup (tags, TeX braces and commands), Unicode compatibility
-decomposition (NFKD), case folding, a second NFKD, drop combining marks, every non-alphanumeric
-character to a space, collapse whitespace. Both sides of a comparison go through the same
-function. Accent folding is a matching choice and can conflate different names.
+One normalization for both sides of every comparison (`normalize_text`): decode HTML entities,
+remove markup (HTML/XML tags; LaTeX accents such as `{\\"O}` mapped to combining marks, LaTeX
+letters such as `\\ss` and `\\o`, escaped specials, other commands and braces dropped), NFKD,
+casefold, a second NFKD, drop combining marks, fold the letters NFKD leaves whole (ł, ø, đ, ß, æ,
+œ, ı), replace everything but Unicode letters and digits with spaces, collapse whitespace. Accent
+folding is a pragmatic choice: it can conflate different names.
+
+Similarities follow the paper: titles and venues use difflib's SequenceMatcher (autojunk=False)
+ratio `2M/(|u|+|v|)`, 0 when either side is empty; a venue equal to the initials of the candidate
+venue scores 1; authors are the Jaccard index of normalized family-name sets, the candidate list
+cut to the first k names when the citation's list is explicitly truncated ("and others" /
+"et al."); year is exact equality. Venue aliases (`VENUE_ALIASES`, `venue_key`, `venues_agree`)
+keep "NeurIPS" and "Advances in Neural Information Processing Systems" one venue. Also here: DOI
+and arXiv-id canonical forms, family names from BibTeX author strings, and `CitationFields`, the
+structured citation read from BibTeX fields.
 """
 
 from __future__ import annotations
@@ -11,34 +23,274 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-_TAG = re.compile(r"<[^>]+>")
-_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\s*")
+__all__ = [
+    "CitationFields",
+    "author_similarity",
+    "canonical_arxiv_id",
+    "canonical_doi",
+    "family_names",
+    "normalize_text",
+    "sequence_similarity",
+    "split_bibtex_authors",
+    "title_similarity",
+    "VENUE_ALIASES",
+    "venue_initials",
+    "venue_key",
+    "venue_similarity",
+    "venues_agree",
+    "year_similarity",
+]
+
+_TAG = re.compile(r"<[^>]{0,200}>")
+_LATEX_ACCENT = re.compile(
+    r"\\(?:([`'^\"~=.])\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))"
+    r"|([uvHckbdrt])(?:\s*\{\s*(\\?[A-Za-z])\s*\}|\s+(\\?[A-Za-z])))"
+)
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?\s*")
+_LATEX_SPECIAL = {r"\&": "&", r"\%": "%", r"\$": "$", r"\_": "_", r"\#": "#", "~": " ", "--": "-"}
+_LATEX_LETTER = {r"\ss": "ss", r"\o": "o", r"\O": "O", r"\ae": "ae", r"\AE": "AE", r"\oe": "oe", r"\l": "l",
+                 r"\L": "L", r"\aa": "a", r"\AA": "A", r"\i": "i", r"\j": "j"}
+_COMBINING = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+              ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+              "b": "\u0331", "d": "\u0323", "r": "\u030a", "t": "\u0361"}
 _NON_WORD = re.compile(r"[\W_]+")
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
 #: Letters NFKD leaves whole; folded so "Łukasz" and "Lukasz" compare equal.
 _STROKE_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ı": "i"})
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|https?://doi\.acm\.org/)", re.IGNORECASE)
+_DOI_SHAPE = re.compile(r"10\.\d{4,9}/\S+")
+_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?", re.IGNORECASE)
+_ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.IGNORECASE)
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_TRUNCATION = {"others", "et al", "et al.", "etal", "and others"}
+
+
+def _latex_to_text(text: str) -> str:
+    if "\\" not in text and "{" not in text and "~" not in text:
+        return text
+    def accent(m: re.Match[str]) -> str:
+        letter = m.group(2) or m.group(3) or m.group(5) or m.group(6)
+        return _LATEX_LETTER.get(letter, letter.lstrip("\\")) + _COMBINING[m.group(1) or m.group(4)]
+
+    text = _LATEX_ACCENT.sub(accent, text)
+    for command, letter in sorted(_LATEX_LETTER.items(), key=lambda kv: -len(kv[0])):
+        text = re.sub(re.escape(command) + r"(?![A-Za-z])\s*", letter, text)
+    for raw, plain in _LATEX_SPECIAL.items():
+        text = text.replace(raw, plain)
+    text = _LATEX_COMMAND.sub(" ", text)
+    return text.replace("{", "").replace("}", "")
 
 
 def normalize_text(text: str | None) -> str:
-    """The normalized form of a field value ('' for None)."""
+    """The paper's normalization plus markup removal (see the module notes); None or empty gives ''."""
     if not text:
         return ""
-    text = html.unescape(text)
+    text = html.unescape(str(text))
     text = _TAG.sub(" ", text)
-    text = _TEX_COMMAND.sub("", text).replace("{", "").replace("}", "")
-    text = unicodedata.normalize("NFKD", text).casefold()
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).translate(_STROKE_LETTERS)
+    text = _latex_to_text(text)
+    text = unicodedata.normalize_text("NFKD", text).casefold()
+    text = unicodedata.normalize_text("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_STROKE_LETTERS)
     return " ".join(_NON_WORD.sub(" ", text).split())
 
 
-def title_similarity(a: str | None, b: str | None) -> float:
-    """SequenceMatcher ratio (autojunk off) of the two normalized titles: 2M / (|a| + |b|)."""
-    na, nb = normalize_text(a), normalize_text(b)
-    if not na and not nb:
+def sequence_similarity(a: str, b: str) -> float:
+    """SequenceMatcher ratio (autojunk off) of two already-normalized strings; 0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    if a == b:
         return 1.0
-    return SequenceMatcher(None, na, nb, autojunk=False).ratio()
+    return SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
-__all__ = ["normalize_text", "title_similarity"]
+def title_similarity(cited: str | None, reference: str | None) -> float:
+    """SequenceMatcher ratio of the normalized titles; 0 when either is missing."""
+    return sequence_similarity(normalize_text(cited), normalize_text(reference))
+
+
+def venue_initials(venue: str | None) -> str:
+    """Initial letters of every alphabetic run of the normalized venue, digits skipped
+    ("Journal of Machine Learning Research 2" -> "jomlr")."""
+    return "".join(word[0] for word in _LETTER_RUN.findall(normalize_text(venue)))
+
+
+def venue_similarity(cited: str | None, reference: str | None) -> float:
+    """SequenceMatcher on normalized venues; 1 when the cited venue is the reference's declared initials."""
+    a, b = normalize_text(cited), normalize_text(reference)
+    if not a or not b:
+        return 0.0
+    if a.replace(" ", "") == venue_initials(reference):
+        return 1.0
+    return sequence_similarity(a, b)
+
+
+def year_similarity(cited: int | str | None, reference: int | str | None) -> float:
+    try:
+        return 1.0 if cited is not None and reference is not None and int(cited) == int(reference) else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def author_similarity(cited: Sequence[str], reference: Sequence[str], truncated: bool = False) -> float:
+    """Jaccard index of normalized family-name sets. With an explicitly truncated citation list of
+    length k, the reference list is first cut to its first k family names (compound surnames stay
+    one element on both sides)."""
+    ref = list(reference)[: len(cited)] if truncated else list(reference)
+    a = {n for n in (normalize_text(x) for x in cited) if n}
+    b = {n for n in (normalize_text(x) for x in ref) if n}
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def split_bibtex_authors(raw: str | None) -> tuple[list[str], bool]:
+    """Split a BibTeX author field into names; returns (names, truncated), where truncated means the
+    list ended with "others" / "et al." (the explicit truncation indicator)."""
+    if not raw or not raw.strip():
+        return [], False
+    names = [n.strip() for n in _AND.split(" ".join(raw.split())) if n.strip()]
+    truncated = False
+    while names and names[-1].strip(" {}.").lower() in _TRUNCATION:
+        names.pop()
+        truncated = True
+    if names and names[-1].lower().endswith(" et al.") or names and names[-1].lower().endswith(" et al"):
+        names[-1] = names[-1].rsplit(" et al", 1)[0]
+        truncated = True
+    return names, truncated
+
+
+def _family_name(name: str) -> str:
+    name = name.strip()
+    if "," in name:
+        return name.split(",", 1)[0].strip(" {}")
+    if name.startswith("{") and name.endswith("}"):
+        return name[1:-1]  # a braced corporate or compound name is one unit
+    tokens = re.findall(r"\{[^{}]*\}|\S+", name)
+    if not tokens:
+        return ""
+    # BibTeX's "First von Last": the family name starts at the first lowercase word before the last
+    start = next((i for i, t in enumerate(tokens[:-1]) if t[:1].islower()), len(tokens) - 1)
+    return " ".join(tokens[start:]).replace("{", "").replace("}", "")
+
+
+def family_names(names: Iterable[str]) -> list[str]:
+    """Family names of "Given Family" / "Family, Given" / "{Braced Name}" strings."""
+    return [f for f in (_family_name(n) for n in names) if f]
+
+
+def canonical_doi(raw: str | None) -> str | None:
+    """Lowercase DOI without resolver prefix, or None when the text holds no DOI."""
+    if not raw:
+        return None
+    text = _DOI_PREFIX.sub("", str(raw).strip())
+    match = _DOI_SHAPE.search(text)
+    return match.group(0).rstrip(".,;").lower() if match else None
+
+
+def canonical_arxiv_id(raw: str | None) -> str | None:
+    """arXiv identifier without version ("2310.01362", "hep-th/9901001") from an id, URL, eprint or
+    10.48550 DOI; None when there is none."""
+    if not raw:
+        return None
+    text = str(raw).strip()
+    doi = _ARXIV_DOI.match(canonical_doi(text) or "")
+    if doi:
+        text = doi.group(1)
+    text = re.sub(r"^(?:https?://)?(?:www\.)?arxiv\.org/(?:abs|pdf)/|^arxiv:\s*", "", text, flags=re.IGNORECASE)
+    text = text.removesuffix(".pdf")
+    match = _ARXIV_NEW.search(text) or _ARXIV_OLD.search(text)
+    return match.group(1).lower() if match else None
+
+
+@dataclass(frozen=True)
+class CitationFields:
+    """The structured citation (d, t, A, y, v, e) of the CiteIntegrity paper, from any input."""
+
+    doi: str | None
+    title: str | None
+    authors: tuple[str, ...]
+    """Family names as written in the citation."""
+    year: int | None
+    venue: str | None
+    truncated: bool
+    """Explicit author-list truncation ("and others" / "et al.")."""
+    arxiv_id: str | None = None
+
+    @classmethod
+    def from_bibtex_fields(cls, fields: dict[str, str]) -> CitationFields:
+        names, truncated = split_bibtex_authors(fields.get("author"))
+        year_text = (fields.get("year") or "").strip()
+        venue = next((fields[k] for k in ("booktitle", "journal", "venue") if fields.get(k)), None)
+        arxiv = None
+        if (fields.get("archiveprefix") or fields.get("eprinttype") or "").lower() == "arxiv":
+            arxiv = canonical_arxiv_id(fields.get("eprint"))
+        arxiv = arxiv or canonical_arxiv_id(fields.get("doi")) or (
+            canonical_arxiv_id(fields.get("url")) if "arxiv.org" in (fields.get("url") or "") else None
+        )
+        return cls(
+            doi=canonical_doi(fields.get("doi")),
+            title=fields.get("title"),
+            authors=tuple(family_names(names)),
+            year=int(year_text) if year_text.isdigit() else None,
+            venue=venue,
+            truncated=truncated,
+            arxiv_id=arxiv,
+        )
+
+
+#: Canonical keys for major ML/NLP/CV venues: (key, normalized patterns matched as whole words or
+#: as the full name). Alias-aware venue matching keeps "NeurIPS" and "Advances in Neural Information
+#: Processing Systems" the same venue, as bibtex-updater does for 17 venues (reference 000, G.1.2).
+VENUE_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("neurips", ("neurips", "nips", "neural information processing systems")),
+    ("icml", ("icml", "international conference on machine learning")),
+    ("iclr", ("iclr", "international conference on learning representations")),
+    ("cvpr", ("cvpr", "computer vision and pattern recognition")),
+    ("iccv", ("iccv", "international conference on computer vision")),
+    ("eccv", ("eccv", "european conference on computer vision")),
+    ("aaai", ("aaai",)),
+    ("ijcai", ("ijcai", "international joint conference on artificial intelligence")),
+    ("acl", ("acl", "annual meeting of the association for computational linguistics")),
+    ("emnlp", ("emnlp", "empirical methods in natural language processing")),
+    ("naacl", ("naacl", "north american chapter of the association for computational linguistics")),
+    ("aistats", ("aistats", "artificial intelligence and statistics")),
+    ("uai", ("uai", "uncertainty in artificial intelligence")),
+    ("colt", ("colt", "conference on learning theory")),
+    ("kdd", ("kdd", "knowledge discovery and data mining")),
+    ("www", ("www", "the web conference", "world wide web conference")),
+    ("jmlr", ("jmlr", "j mach learn res", "journal of machine learning research")),
+    ("tmlr", ("tmlr", "trans mach learn res", "transactions on machine learning research")),
+    ("mlj", ("mach learn", "machine learning")),
+    ("tpami", ("tpami", "ieee trans pattern anal mach intell", "pattern analysis and machine intelligence")),
+    ("arxiv", ("arxiv", "corr")),
+)
+
+
+def venue_key(venue: str | None) -> str | None:
+    """Canonical key of a known venue ("NeurIPS 2021" -> "neurips"), None for an unknown one."""
+    text = normalize_text(venue)
+    if not text:
+        return None
+    padded = f" {text} "
+    for key, patterns in VENUE_ALIASES:
+        if any(f" {p} " in padded for p in patterns if " " not in p) or any(p in text for p in patterns if " " in p):
+            if key == "mlj" and text not in ("mach learn", "machine learning"):
+                continue  # "machine learning" is part of too many names; only the journal itself
+            return key
+    return None
+
+
+def venues_agree(cited: str | None, reference: str | None, threshold: float = 0.6) -> bool | None:
+    """True / False when both venues are given; None when either is missing. Known venues compare by
+    alias key, others by initials or SequenceMatcher similarity >= threshold."""
+    if not normalize_text(cited) or not normalize_text(reference):
+        return None
+    a, b = venue_key(cited), venue_key(reference)
+    if a and b:
+        return a == b
+    return venue_similarity(cited, reference) >= threshold or venue_similarity(reference, cited) >= threshold

@@ -51,6 +51,9 @@ _NON_PROSE_ARG_RE = re.compile(
     r"(?:\s*\[[^\]]*\])*\s*(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?"
 )
 
+#: Optional arguments of any command (`\\author[0000-0001]`, `\\newcommand{\\x}[2]`): settings, not prose.
+_OPTIONAL_ARG_RE = re.compile(r"\\[a-zA-Z]+\*?(?:\s*\{[^{}]*\})*(?:\s*\[[^\]]*\])+")
+
 
 @dataclass(frozen=True)
 class Span:
@@ -196,7 +199,7 @@ def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     left = start
     while left > 0:
         c = text[left - 1]
-        if c in "\n" and text[max(0, left - 2)] == "\n":
+        if c == "\n" and text[max(0, left - 2)] in "\n}":  # blank line, or a command line (\\section{..})
             break
         if c in ".?!" and left < len(text) and text[left].isspace() and not text[left - 2 : left].strip(".").isdigit():
             break
@@ -293,6 +296,11 @@ class PaperIndex:
             self.citations.append(Citation(Span(rel, m.start(), m.end()), keys, Span(rel, s, e)))
         for m in _NON_PROSE_ARG_RE.finditer(joined):
             blank(m.start(), m.end())
+        for m in _OPTIONAL_ARG_RE.finditer("".join(prose)):
+            blank(m.start(), m.end())
+        preamble_end = clean.find("\\begin{document}")
+        if preamble_end > 0:  # the preamble holds settings and metadata, not prose
+            blank(0, preamble_end)
         joined = "".join(prose)
         self.masked[rel] = joined
         for m in NUMBER_RE.finditer(joined):

@@ -126,7 +126,7 @@ def spurious_prefactor(paper: LatexPaper) -> list[Proposal]:
                 rhs_start += 1
             end = segment_end(content, rhs_start)
             rhs = content[rhs_start:end].rstrip()
-            if not rhs:
+            if not rhs or re.fullmatch(r"[\d.\s]+", rhs):
                 continue
             if rhs.startswith("\\frac{1}{") or rhs.startswith("\\frac1"):
                 close = content.find("}", rhs_start + 9)
@@ -148,7 +148,10 @@ def dimensional_absurdity(paper: LatexPaper) -> list[Proposal]:
         if not eqs:
             continue
         i = eqs[0]
-        lhs = content[:i].strip().rstrip("&").strip()
+        lhs = content[:i]
+        for a, b in forbidden_regions(lhs):
+            lhs = lhs[:a] + " " * (b - a) + lhs[b:]
+        lhs = lhs.strip().rstrip("&").strip()
         if not lhs or len(lhs) > 25 or "&" in lhs or "\\\\" in lhs or "\\label" in lhs:
             continue
         end = segment_end(content, i + 1)

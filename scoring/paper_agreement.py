@@ -9,13 +9,16 @@ panel: for each pair of judges, the injections both voted on, binary detected vo
 panel: the flags both voted on; r on "false_positive or not", kappa on the three outcomes. Rows
 have system "all", stratum "panel=detection|pair=<a> vs <b>" (or panel=false_positive).
 Unanimity and escalation rates per reviewer come from the verdict detail (`unanimous`,
-`escalated`), with `escalation_reversal_rate`: the escalated verdicts whose final outcome differs
+`escalated`); `first_round_unanimity_rate` from the panel votes (all first-round votes alike, units
+with at least two); and `escalation_reversal_rate`: the escalated verdicts whose final outcome differs
 from the first-round panel majority.
 
 Reviewers: per pair, the injections scored by both; r and kappa of their detected vectors, total
 and per error type (system "<a> vs <b>"); then the paper-level convergence: each reviewer's
 detection rate per paper, the Pearson r between two reviewers' paper-rate columns
-(`paper_rate_r`), and their mean over pairs (system "all", `mean_paper_rate_r`, n = pairs).
+(`paper_rate_r`), and their mean over pairs (system "all", `mean_paper_rate_r`, n = pairs); and
+each reviewer's `dispersion_ratio` of per-paper detection counts (`mean_dispersion_ratio` over
+reviewers).
 """
 
 from __future__ import annotations
@@ -53,6 +56,23 @@ def cohen_kappa(x: Sequence[object], y: Sequence[object]) -> float:
     p_o = sum(a == b for a, b in zip(x, y, strict=True)) / n
     p_e = sum((sum(a == c for a in x) / n) * (sum(b == c for b in y) / n) for c in cats)
     return (p_o - p_e) / (1 - p_e) if p_e < 1 else float("nan")
+
+
+def dispersion_ratio(detected: np.ndarray, scored: np.ndarray) -> float:
+    """Pearson chi-square dispersion ratio of per-paper detection counts against one pooled rate.
+
+    chi2 = sum_p (k_p - n_p q)^2 / (n_p q (1 - q)) over papers with n_p > 0, q = sum k / sum n;
+    ratio = chi2 / (papers - 1): about 1 when detections within a paper are independent draws.
+    NaN with fewer than two papers or q in {0, 1}.
+    """
+    ok = scored > 0
+    k, n = detected[ok].astype(float), scored[ok].astype(float)
+    if k.size < 2:
+        return float("nan")
+    q = k.sum() / n.sum()
+    if q <= 0 or q >= 1:
+        return float("nan")
+    return float(np.sum((k - n * q) ** 2 / (n * q * (1 - q))) / (k.size - 1))
 
 
 def _pair_rows(run_id: str, system: str, name: str, labels: dict[str, dict[str, object]], binary,
@@ -93,6 +113,7 @@ def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[
     for system in [*systems, ALL]:
         mine = [v for v in pv.injections if v.scored and (system == ALL or v.system == system)]
         una_num, una_den = np.zeros(len(papers)), np.zeros(len(papers))
+        first_num, first_den = np.zeros(len(papers)), np.zeros(len(papers))
         esc_num, esc_den = np.zeros(len(papers)), np.zeros(len(papers))
         rev_num, rev_den = np.zeros(len(papers)), np.zeros(len(papers))
         for v in mine:
@@ -103,12 +124,17 @@ def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[
             esc_den[p] += 1
             esc_num[p] += v.escalated
             votes = v.panel_votes()
+            if len(votes) >= 2:
+                first_den[p] += 1
+                first_num[p] += len({bool(x.detected) for x in votes}) == 1
             if v.escalated and votes:
                 yes = sum(bool(x.detected) for x in votes)
                 if 2 * yes != len(votes):
                     rev_den[p] += 1
                     rev_num[p] += (2 * yes > len(votes)) != v.detected
-        for metric, num, den in (("unanimity_rate", una_num, una_den), ("escalation_rate", esc_num, esc_den),
+        for metric, num, den in (("unanimity_rate", una_num, una_den), ("first_round_unanimity_rate", first_num,
+                                                                          first_den),
+                                 ("escalation_rate", esc_num, esc_den),
                                  ("escalation_reversal_rate", rev_num, rev_den)):
             est = ratio_estimate(num, den, W)
             rows.append(metric_row(run_id, system, metric, stratum(), est.value, est.ci, est.n))
@@ -132,6 +158,15 @@ def reviewer_agreement_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, An
         num, den = detection_counts([v for v in pv.injections if v.system == s], papers)
         with np.errstate(invalid="ignore", divide="ignore"):
             rates[s] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    ratios = []
+    for s in sorted(rates):
+        num, den = detection_counts([v for v in pv.injections if v.system == s], papers)
+        d = dispersion_ratio(num, den)
+        rows.append(metric_row(run_id, s, "dispersion_ratio", stratum(), d, n=int((den > 0).sum())))
+        if np.isfinite(d):
+            ratios.append(d)
+    rows.append(metric_row(run_id, ALL, "mean_dispersion_ratio", stratum(), float(np.mean(ratios)) if ratios
+                           else math.nan, n=len(ratios)))
     rs = []
     for a, b in combinations(sorted(rates), 2):
         ok = np.isfinite(rates[a]) & np.isfinite(rates[b])

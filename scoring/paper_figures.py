@@ -86,7 +86,8 @@ def false_positive_bars(rows: Rows, path: Path) -> Path:
         ax.text(i, (hi[i] if math.isfinite(hi[i]) else 0) + 0.02, label, ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, systems, rotation=30, ha="right")
     top = np.nanmax(hi) if np.isfinite(hi).any() else 0.5
-    ax.set_ylim(0, min(1.0, top + 0.2) if top > 0 else 0.5)
+    ax.set_ylim(0, max(0.5, top + 0.25))  # headroom for the count labels
+    ax.set_yticks([t for t in np.arange(0, 1.01, 0.1 if top < 0.5 else 0.2) if t <= max(0.5, top + 0.25)])
     ax.set_ylabel("false-positive rate (clean copies)")
     ax.set_title("False-positive rate (paper-bootstrap 95% CI)" if systems else "False-positive rate: no flags")
     return _save(fig, path)
@@ -113,7 +114,12 @@ def agreement_matrix(rows: Rows, path: Path, *, kind: str = "reviewers", panel: 
     m = np.full((len(names), len(names)), np.nan)
     for i in range(len(names)):
         m[i, i] = 1.0
+    what = f"judges, {panel} panel" if kind == "judges" else f"reviewers, {stratum}"
     fig, ax = plt.subplots(figsize=(1.1 * max(len(names), 3) + 2.5, 0.9 * max(len(names), 3) + 1.5))
+    if not names:
+        ax.axis("off")
+        ax.set_title(f"Pairwise agreement ({what}): no pairs")
+        return _save(fig, path)
     im = ax.imshow(np.ma.masked_invalid(m), cmap="RdBu_r", vmin=-1, vmax=1)
     for (a, b), (r, _k, _n) in pairs.items():
         i, j = names.index(a), names.index(b)
@@ -124,10 +130,10 @@ def agreement_matrix(rows: Rows, path: Path, *, kind: str = "reviewers", panel: 
         for (y, x) in ((i, j), (j, i)):
             text = "r n/a" if not math.isfinite(r) else f"r={r:.2f}"
             text += "\n" + ("κ n/a" if not math.isfinite(k) else f"κ={k:.2f}") + f"\nn={n}"
-            ax.text(x, y, text, ha="center", va="center", fontsize=7)
+            dark = math.isfinite(r) and abs(r) > 0.6
+            ax.text(x, y, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
     fig.colorbar(im, ax=ax, label="Pearson r")
-    what = f"judges, {panel} panel" if kind == "judges" else f"reviewers, {stratum}"
-    ax.set_title(f"Pairwise agreement ({what})" if pairs else f"Pairwise agreement ({what}): no pairs")
+    ax.set_title(f"Pairwise agreement ({what})")
     return _save(fig, path)

@@ -5,8 +5,9 @@ copies, flag verdicts on clean copies) and returns every statistic of the paper'
 appendices D, E, G, K, L as metric rows (see each module for its metric names and strata):
 `scoring.paper_detection` (detection_rate, unscored_injections, detection_diff, sign_reversal,
 false_positive_rate, false_positive_count, ambiguous_count), `scoring.paper_trend` (trend_*),
-`scoring.paper_agreement` (pearson_r, cohen_kappa, unanimity_rate, escalation_rate,
-escalation_reversal_rate, paper_rate_r, mean_paper_rate_r), `scoring.paper_self_preference`
+`scoring.paper_agreement` (pearson_r, cohen_kappa, unanimity_rate, first_round_unanimity_rate,
+escalation_rate, escalation_reversal_rate, paper_rate_r, mean_paper_rate_r, dispersion_ratio,
+mean_dispersion_ratio), `scoring.paper_self_preference`
 (self_preference_*, judge_detect_rate, lone_dissenter_same_family_share, loo_*) and
 `scoring.paper_coupling` (neighbour_*). All intervals resample papers, seeded: one set of
 `n_interval` resamples (2,000) for every interval and one of `n_paired` (10,000) for reviewer

@@ -38,13 +38,18 @@ def _fmt(r: dict | None, digits: int = 3) -> str:
     return s
 
 
+def _p(r: dict) -> str:
+    return "n/a" if not math.isfinite(r["value"]) else f"{r['value']:.4g}"
+
+
 def _count(r: dict | None) -> str:
     return "0" if r is None or not math.isfinite(r["value"]) else str(int(r["value"]))
 
 
 def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
     head = ["system", "metric", "stratum", "value [95% CI]", "n"]
-    body = [[r["system"], r["metric"], r["stratum"], _fmt(r), str(r["n"])] for r in rows if r["metric"] in metrics]
+    body = [[r["system"], r["metric"], r["stratum"], _p(r) if r["metric"] in ("trend_p", "trend_p_bh") else _fmt(r),
+             str(r["n"])] for r in rows if r["metric"] in metrics]
     return head, body
 
 
@@ -78,7 +83,8 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
                                                                   "trend_reject"))),
         ("Judge agreement", "First-round panel votes: pairwise Pearson r and Cohen's kappa; unanimity, escalation "
          "and escalation reversals.", _long(judge_rows, ("pearson_r", "cohen_kappa", "unanimity_rate",
-                                                         "escalation_rate", "escalation_reversal_rate"))),
+                                                         "first_round_unanimity_rate", "escalation_rate",
+                                                         "escalation_reversal_rate"))),
         ("Self-preference", "Same-family judge minus the other judges (Δs), adjusted for each judge's pooled rate, "
          "and the share of 2-1 splits whose lone dissenter is the reviewer's family.",
          _long(rows, ("judge_detect_rate", "self_preference_delta", "self_preference_delta_adjusted",
@@ -91,8 +97,9 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
                                                               "neighbour_sign_reversal"))),
         ("Inter-reviewer agreement", "Per-injection Pearson r and kappa between reviewers; correlation of "
          "per-paper detection rates.", _long([r for r in rows if r["system"] != "all"
-                                              or r["metric"] == "mean_paper_rate_r"],
-                                             ("pearson_r", "cohen_kappa", "paper_rate_r", "mean_paper_rate_r"))),
+                                              or r["metric"] in ("mean_paper_rate_r", "mean_dispersion_ratio")],
+                                             ("pearson_r", "cohen_kappa", "paper_rate_r", "mean_paper_rate_r",
+                                              "dispersion_ratio", "mean_dispersion_ratio"))),
     ]
 
 

@@ -9,7 +9,8 @@ injections, and r_f their share pooled over every reviewer in the table:
   delta_adjusted_s = (r_self(s)(s) - r_self(s)) - mean_{f != self(s)} (r_f(s) - r_f)
 
 Rows: `self_preference_delta` and `self_preference_delta_adjusted` per tested reviewer, their
-means over tested reviewers (system "all"), `judge_detect_rate` per judge family (system "all",
+means over tested reviewers (system "all"; n = tested reviewers; per reviewer n = its injections with
+first-round votes), `judge_detect_rate` (n = votes) per judge family (system "all",
 stratum "judge_family=<f>"); every interval is a paper-level bootstrap.
 
 Lone dissenters: on panels where all but one judge agree (a 2-1 split of three), the share of splits
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from scoring.bootstrap import percentile_interval
-from scoring.paper_bootstrap import paired_difference, ratio, ratio_estimate, ratio_samples
+from scoring.paper_bootstrap import paired_difference, ratio_estimate, ratio_samples
 from scoring.paper_detection import detection_counts
 from scoring.paper_rows import ALL, metric_row, stratum
 from scoring.paper_verdicts import InjectionVerdict, PaperVerdicts
@@ -97,8 +98,9 @@ def self_preference_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray,
                             for s in range(len(systems))], 1)
         pooled_b = np.stack([ratio_samples(yes[:, g].sum(0), tot[:, g].sum(0), W) for g in range(len(fams))], -1)
         db, ab = _deltas(rates_b, pooled_b, tested)
+        n_units = {s: sum(1 for v in pv.injections if v.system == s and v.panel_votes()) for s in systems}
         for k, (s, _) in enumerate(tested):
-            n = int(tot[s].sum())
+            n = n_units[systems[s]]
             rows.append(metric_row(run_id, systems[s], "self_preference_delta", stratum(), d[k],
                                    percentile_interval(db[:, k]), n))
             rows.append(metric_row(run_id, systems[s], "self_preference_delta_adjusted", stratum(), a[k],
@@ -176,6 +178,5 @@ def leave_one_judge_out_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> l
                 name = stratum(drop=drop, ties=ties)
                 rows.append(metric_row(run_id, system, "loo_detection_rate", name, est.value, est.ci, est.n))
                 diff = paired_difference(num, base_den, base_num, base_den, W)
-                value = ratio(num, base_den) - ratio(base_num, base_den)
-                rows.append(metric_row(run_id, system, "loo_change", name, value, diff.ci, est.n))
+                rows.append(metric_row(run_id, system, "loo_change", name, diff.value, diff.ci, est.n))
     return rows

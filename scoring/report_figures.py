@@ -1,4 +1,10 @@
-"""The report's figures (matplotlib, Agg backend): one function per PNG, each returning its path."""
+"""The report's figures (matplotlib, Agg backend): one function per PNG, each returning its path.
+
+Readability rules every figure follows: saved with a tight bounding box (no clipped titles or
+colorbar labels, whatever the number of systems); every system appears in the legend, and one
+with nothing to draw says why there ("no flags: PPV undefined", "no committed entries"); values
+that sit on an axis limit (FPR 0, PPV 1, detection rate 0) stay visible (padded limits, bar labels).
+"""
 
 from __future__ import annotations
 
@@ -16,10 +22,15 @@ from scoring.risk_coverage import risk_coverage  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
+
+
+def _legend(ax) -> None:
+    """A legend when something carries a label (never matplotlib's "No artists" warning)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
 
 
 def type_heatmap(scores: list[CitationScore], path: Path) -> Path:
@@ -31,7 +42,7 @@ def type_heatmap(scores: list[CitationScore], path: Path) -> Path:
         for i, t in enumerate(types):
             if t in per:
                 data[i, j] = per[t].detection_rate
-    fig, ax = plt.subplots(figsize=(2.0 + 1.3 * len(scores), 0.42 * len(types) + 1.8))
+    fig, ax = plt.subplots(figsize=(max(4.5, 2.0 + 1.3 * len(scores)), 0.42 * len(types) + 1.8))
     im = ax.imshow(np.ma.masked_invalid(data), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(scores)), [s.system for s in scores], rotation=30, ha="right")
     ax.set_yticks(range(len(types)), types)
@@ -52,14 +63,17 @@ def tier_bars(scores: list[CitationScore], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for j, s in enumerate(scores):
         per = s.modes[s.eval_mode].per_tier
-        vals = [per[t].detection_rate if t in per else np.nan for t in tiers]
+        vals = np.array([per[t].detection_rate if t in per else np.nan for t in tiers], dtype=float)
         fpr = s.modes[s.eval_mode].point["false_positive_rate"]
-        ax.bar(np.arange(len(tiers)) + j * width, vals, width, label=f"{s.system} (FPR {fpr:.3f})")
+        fpr_text = "n/a" if np.isnan(fpr) else f"{fpr:.3f}"
+        bars = ax.bar(np.arange(len(tiers)) + j * width, np.nan_to_num(vals), width,
+                      label=f"{s.system} (FPR {fpr_text})")
+        ax.bar_label(bars, ["n/a" if np.isnan(v) else f"{v:.2f}" for v in vals], fontsize=7, padding=1)
     ax.set_xticks(np.arange(len(tiers)) + width * (len(scores) - 1) / 2, [f"tier {t}" for t in tiers])
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.08)
     ax.set_ylabel("detection rate")
     ax.set_title("Detection rate by difficulty tier")
-    ax.legend(fontsize=8)
+    _legend(ax)
     return _save(fig, path)
 
 
@@ -69,15 +83,20 @@ def ppv_curves(scores: list[CitationScore], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for s in scores:
         p = s.modes[s.eval_mode].point
-        ax.plot(pi, ppv_at_prevalence(p["detection_rate"], p["false_positive_rate"], pi), label=s.system)
+        ppv = ppv_at_prevalence(p["detection_rate"], p["false_positive_rate"], pi)
+        if np.isfinite(ppv).any():
+            note = " (FPR 0: PPV 1 at any prevalence)" if p["false_positive_rate"] == 0 else ""
+            ax.plot(pi, ppv, label=s.system + note)
+        else:  # nothing flagged (or a rate undefined): say so rather than drop the system silently
+            ax.plot([], [], ls="none", marker="x", label=f"{s.system} (no flags: PPV undefined)")
     ax.axvline(0.02, color="grey", ls=":", lw=1)
-    ax.text(0.021, 0.95, "2% audit base rate", fontsize=8, color="grey", va="top")
+    ax.text(0.021, 0.5, "2% audit base rate", fontsize=8, color="grey", va="center", rotation=90)
     ax.set_xscale("log")
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("prevalence of hallucinated citations")
     ax.set_ylabel("PPV (share of flags that are real)")
     ax.set_title("Precision at deployment prevalence")
-    ax.legend(fontsize=8)
+    _legend(ax)
     return _save(fig, path)
 
 
@@ -86,13 +105,17 @@ def risk_coverage_curves(scores: list[CitationScore], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for s in scores:
         rc = risk_coverage(s.entries, s.eval_mode)
-        if rc.coverage.size:
+        if np.isfinite(rc.fpr).any():
             ax.plot(rc.coverage, rc.fpr, label=s.system)
+        else:  # no committed entry, or none of them valid: no FPR to draw
+            why = "no committed entries" if not rc.coverage.size else "no valid entry committed"
+            ax.plot([], [], ls="none", marker="x", label=f"{s.system} ({why})")
     ax.axvline(0.9, color="grey", ls=":", lw=1)
+    ax.text(0.89, 0.5, "90% coverage", fontsize=8, color="grey", ha="right", va="center", rotation=90)
     ax.set_xlim(0, 1)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("coverage (share of entries committed)")
     ax.set_ylabel("FPR on committed entries")
     ax.set_title("Risk–coverage")
-    ax.legend(fontsize=8)
+    _legend(ax)
     return _save(fig, path)

@@ -254,12 +254,15 @@ def _tables(file: str, text: str) -> list[Statement]:
         pos = 0
         for raw in re.split(r"\\\\", body):
             s, pos = base + pos, pos + len(raw) + 2
-            if _RULE.search(raw):
+            rules = list(_RULE.finditer(raw))
+            if rules:
                 blocks.append([])
-                raw = _RULE.sub(" ", raw)
+                s, raw = s + rules[-1].end(), raw[rules[-1].end():]
             if not raw.strip():
                 continue
-            blocks[-1].append((_cells(raw), Quote(file, s, s + len(raw), raw.strip())))
+            lead = len(raw) - len(raw.lstrip())
+            row = raw.strip()
+            blocks[-1].append((_cells(row), Quote(file, s + lead, s + lead + len(row), row)))
         blocks = [b for b in blocks if b]
         rows = [r for b in blocks for r in b]
         header = rows[0][0] if rows else []
@@ -339,4 +342,4 @@ def extract_statements(files: dict[str, str]) -> list[Statement]:
         statements += _tables(file, text) + _percentages(file, text)
     statements += _redefinitions(definitions) + _repeated_constants(texts) + _abstract_body(texts)
     # quotes must be verbatim source text (masking only blanks comments)
-    return [s for s in statements if all(files[q.file][q.start:q.end].strip() for q in s.quotes)]
+    return [s for s in statements if all(q.text.strip() and files[q.file][q.start:q.end] == q.text for q in s.quotes)]

@@ -145,6 +145,7 @@ def test_unanimity_escalation_and_reversal(metrics):
     assert value(metrics, "all", "escalation_rate") == 0.5
     assert value(metrics, "all", "escalation_reversal_rate") == 0.25
     assert value(metrics, "gpt-rev", "escalation_reversal_rate") == 0.5
+    assert value(metrics, "all", "first_round_unanimity_rate") == 0.5
 
 
 def test_self_preference_deltas(metrics):
@@ -203,6 +204,11 @@ def test_inter_reviewer_agreement(metrics):
     assert value(metrics, pair, "cohen_kappa") == pytest.approx(-0.5)
     # paper rates: claude (.5, .5) is constant -> r undefined
     assert math.isnan(value(metrics, pair, "paper_rate_r"))
+    # dispersion: gpt P1 2/2, P2 1/2, q = .75: chi2 = 2 * .25 / (2 * .75 * .25) = 4/3 over 1 df;
+    # claude 1/2 and 1/2 sit on the pooled rate: 0
+    assert value(metrics, "gpt-rev", "dispersion_ratio") == pytest.approx(4 / 3)
+    assert value(metrics, "claude-rev", "dispersion_ratio") == 0.0
+    assert value(metrics, "all", "mean_dispersion_ratio") == pytest.approx(2 / 3)
 
 
 def test_trend_from_pooled_reviewers_matches_the_hand_table():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scoring.multiple_testing import benjamini_hochberg
-from scoring.paper_agreement import cohen_kappa, pearson_r
+from scoring.paper_agreement import cohen_kappa, dispersion_ratio, pearson_r
 from scoring.paper_bootstrap import (
     paired_difference,
     ratio_estimate,
@@ -122,3 +122,12 @@ def test_metric_row_empty_is_nan_with_n_zero():
     assert row["stratum"] == "type=numerics|severity=S2"
     assert math.isnan(row["value"]) and row["n"] == 0
     assert stratum() == "all"
+
+
+def test_dispersion_ratio_by_hand():
+    # 3 of 4 and 1 of 4: q = .5; chi2 = (3-2)^2/(4*.25) + (1-2)^2/(4*.25) = 2; df = 1 -> 2.
+    assert dispersion_ratio(np.array([3.0, 1.0]), np.array([4.0, 4.0])) == pytest.approx(2.0)
+    # papers with nothing scored are left out; a single paper or q = 0 is undefined
+    assert dispersion_ratio(np.array([3.0, 1.0, 0.0]), np.array([4.0, 4.0, 0.0])) == pytest.approx(2.0)
+    assert math.isnan(dispersion_ratio(np.array([3.0]), np.array([4.0])))
+    assert math.isnan(dispersion_ratio(np.array([0.0, 0.0]), np.array([4.0, 4.0])))
