@@ -32,6 +32,9 @@ DETECTION_PROMPT = """You are adjudicating whether a peer review detected a spec
 injected into a scientific paper. Judge only whether the review identifies this error (the same
 location and the same problem), not whether the review is good.
 
+REVIEW
+{review}
+
 INJECTED ERROR
 Injection ID: {injection_id}
 Type: {error_type} (severity {severity}, sub-type {subtype})
@@ -39,9 +42,6 @@ Location: {file}, characters {start}-{end}
 Original text: {original}
 Injected text: {injected}
 Why it is an error: {rationale}
-
-REVIEW
-{review}
 {paper}
 Answer with JSON only:
 {{"detected": true or false, "confidence": 0.0 to 1.0,

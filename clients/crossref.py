@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import quote
 
 from clients.bib_record import Author, BibRecord
-from clients.http import USER_AGENT, HttpLayer
-from clients.http_source import HttpSource
+from clients.http import USER_AGENT
+from clients.http_source import HttpExtras, HttpSource
 from clients.identifiers import arxiv_id_from_doi, normalize_doi
 
 __all__ = ["CrossrefSource", "crossref_year", "full_title", "record_from_crossref"]
@@ -81,17 +81,11 @@ class CrossrefSource(HttpSource):
     BASE_URL = "https://api.crossref.org"
     DEFAULT_RPM = 300.0
 
-    def _make_http(self, base_url: str) -> HttpLayer:
+    def _http_extras(self) -> HttpExtras:
         mailto = self.options.mailto
-        agent = f"{USER_AGENT} (mailto:{mailto})" if mailto else USER_AGENT
-        return HttpLayer(
-            self.name, base_url, self.options, headers={"User-Agent": agent}, default_rpm=self.DEFAULT_RPM
-        )
+        return {"headers": {"User-Agent": f"{USER_AGENT} (mailto:{mailto})" if mailto else USER_AGENT}}
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:
-        key = normalize_doi(doi)
-        if key is None:
-            return None
+    async def _lookup_doi(self, key: str) -> BibRecord | None:
         data, fetched = await self._json(f"/works/{quote(key, safe='/')}")
         if data is None:
             return None

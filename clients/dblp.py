@@ -67,10 +67,7 @@ class DblpSource(HttpSource):
         hits = (((data or {}).get("result") or {}).get("hits") or {}).get("hit") or []
         return [record_from_dblp(h, fetched) for h in hits[:limit]]
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:
-        key = normalize_doi(doi)
-        if key is None:
-            return None
+    async def _lookup_doi(self, key: str) -> BibRecord | None:
         for record in await self._search(key, 10):
             if record.doi == key:
                 return record

@@ -13,7 +13,6 @@ from clients.bib_record import BibRecord
 from clients.crossref import record_from_crossref
 from clients.errors import BadRequestError
 from clients.http_source import HttpSource
-from clients.identifiers import normalize_doi
 
 __all__ = ["CSL_JSON", "DoiOrgSource"]
 
@@ -28,10 +27,7 @@ class DoiOrgSource(HttpSource):
     DEFAULT_RPM = 300.0
     can_search_title = False
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:
-        key = normalize_doi(doi)
-        if key is None:
-            return None
+    async def _lookup_doi(self, key: str) -> BibRecord | None:
         data, fetched = await self._json(f"/{quote(key, safe='/')}", accept=CSL_JSON)
         return None if data is None else record_from_crossref(data, source=self.name, fetched_at=fetched)
 

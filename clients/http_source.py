@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from clients.bib_record import BibRecord
 from clients.http import HttpLayer, HttpOptions, parse_json
+from clients.identifiers import normalize_doi
 from clients.limiter import Limiter
 
-__all__ = ["HttpSource"]
+__all__ = ["HttpExtras", "HttpSource"]
+
+
+class HttpExtras(TypedDict, total=False):
+    """What a source adds to its `HttpLayer` (see `HttpLayer` for each)."""
+
+    headers: dict[str, str]
+    secret_params: dict[str, str]
+    api_key: str | None
 
 
 class HttpSource:
@@ -31,7 +40,11 @@ class HttpSource:
         self.http = self._make_http(base_url or self.BASE_URL)
 
     def _make_http(self, base_url: str) -> HttpLayer:
-        return HttpLayer(self.name, base_url, self.options, default_rpm=self.DEFAULT_RPM)
+        return HttpLayer(self.name, base_url, self.options, default_rpm=self.DEFAULT_RPM, **self._http_extras())
+
+    def _http_extras(self) -> HttpExtras:
+        """Headers, secret query parameters and API key of this source (keys from the environment)."""
+        return {}
 
     @property
     def network_calls(self) -> int:
@@ -50,7 +63,13 @@ class HttpSource:
         response = await self.http.get(path, params, accept=accept, parse=parse_json)
         return (None if response.status == 404 else response.data), response.fetched_at
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:  # pragma: no cover - overridden
+    async def lookup_doi(self, doi: str) -> BibRecord | None:
+        """The record of `doi` (any resolver prefix or case), None for a definite "not there"."""
+        key = normalize_doi(doi)
+        return None if key is None else await self._lookup_doi(key)
+
+    async def _lookup_doi(self, key: str) -> BibRecord | None:  # pragma: no cover - overridden
+        """The lookup itself, given the normalized DOI."""
         raise NotImplementedError
 
     async def search_title(self, title: str, limit: int = 5) -> list[BibRecord]:  # pragma: no cover

@@ -10,8 +10,7 @@ import os
 from typing import Any
 
 from clients.bib_record import BibRecord
-from clients.http import HttpLayer
-from clients.http_source import HttpSource
+from clients.http_source import HttpExtras, HttpSource
 from clients.identifiers import arxiv_id_from_doi, arxiv_id_from_url, normalize_doi, split_name
 
 __all__ = ["OpenAlexSource", "record_from_openalex"]
@@ -55,17 +54,11 @@ class OpenAlexSource(HttpSource):
     BASE_URL = "https://api.openalex.org"
     DEFAULT_RPM = 600.0
 
-    def _make_http(self, base_url: str) -> HttpLayer:
+    def _http_extras(self) -> HttpExtras:
         key = os.environ.get("OPENALEX_API_KEY") or None
-        secret = {"mailto": self.options.mailto or "", "api_key": key or ""}
-        return HttpLayer(
-            self.name, base_url, self.options, secret_params=secret, api_key=key, default_rpm=self.DEFAULT_RPM
-        )
+        return {"secret_params": {"mailto": self.options.mailto or "", "api_key": key or ""}, "api_key": key}
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:
-        key = normalize_doi(doi)
-        if key is None:
-            return None
+    async def _lookup_doi(self, key: str) -> BibRecord | None:
         data, fetched = await self._json(f"/works/doi:{key}")
         return None if data is None else record_from_openalex(data, fetched)
 

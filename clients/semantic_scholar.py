@@ -11,8 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from clients.bib_record import BibRecord
-from clients.http import HttpLayer
-from clients.http_source import HttpSource
+from clients.http_source import HttpExtras, HttpSource
 from clients.identifiers import normalize_arxiv_id, normalize_doi, split_name
 
 __all__ = ["FIELDS", "SemanticScholarSource", "record_from_s2"]
@@ -42,20 +41,16 @@ class SemanticScholarSource(HttpSource):
     BASE_URL = "https://api.semanticscholar.org"
     DEFAULT_RPM = 60.0
 
-    def _make_http(self, base_url: str) -> HttpLayer:
+    def _http_extras(self) -> HttpExtras:
         key = os.environ.get("SEMANTIC_SCHOLAR_API_KEY") or os.environ.get("S2_API_KEY") or None
-        headers = {"x-api-key": key} if key else {}
-        return HttpLayer(
-            self.name, base_url, self.options, headers=headers, api_key=key, default_rpm=self.DEFAULT_RPM
-        )
+        return {"headers": {"x-api-key": key} if key else {}, "api_key": key}
 
     async def _paper(self, paper_id: str) -> BibRecord | None:
         data, fetched = await self._json(f"/graph/v1/paper/{quote(paper_id, safe='/:')}", {"fields": FIELDS})
         return None if data is None else record_from_s2(data, fetched)
 
-    async def lookup_doi(self, doi: str) -> BibRecord | None:
-        key = normalize_doi(doi)
-        return None if key is None else await self._paper(f"DOI:{key}")
+    async def _lookup_doi(self, key: str) -> BibRecord | None:
+        return await self._paper(f"DOI:{key}")
 
     async def lookup_arxiv(self, arxiv_id: str) -> BibRecord | None:
         key = normalize_arxiv_id(arxiv_id)

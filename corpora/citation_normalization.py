@@ -93,8 +93,8 @@ def normalize_text(text: str | None) -> str:
     text = html.unescape(str(text))
     text = _TAG.sub(" ", text)
     text = _latex_to_text(text)
-    text = unicodedata.normalize_text("NFKD", text).casefold()
-    text = unicodedata.normalize_text("NFKD", text)
+    text = unicodedata.normalize("NFKD", text).casefold()
+    text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_STROKE_LETTERS)
     return " ".join(_NON_WORD.sub(" ", text).split())
 

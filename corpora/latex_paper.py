@@ -47,12 +47,31 @@ _NON_PROSE_ARG_RE = re.compile(
     r"\\(?:label|ref|eqref|autoref|cref|Cref|pageref|cite[a-zA-Z]*|citep|citet|input|include|subfile|"
     r"includegraphics|bibliography|bibliographystyle|addbibresource|usepackage|documentclass|url|href|"
     r"begin|end|newcommand|renewcommand|def|setlength|vspace|hspace|color|definecolor|hypersetup|"
-    r"graphicspath|doi|email|affiliation|textwidth|linewidth|columnwidth|fig|figref|todo)\*?"
-    r"(?:\s*\[[^\]]*\])*\s*(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?"
+    r"graphicspath|doi|email|affiliation|textwidth|linewidth|columnwidth|fig|figref|todo)(?![a-zA-Z])\*?"
+    r"(?:\s*\[[^\]]*\])*(?:\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})*"
+)
+#: Environments whose content is code or drawing, not prose.
+_CODE_ENV_RE = re.compile(r"\\begin\{(tikzpicture|pgfpicture|lstlisting|verbatim|minted|algorithmic|comment)\*?\}.*?\\end\{\1\*?\}", re.S)
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+#: Numbers that name things, not quantities: dates, cross-reference numbers, enumerations.
+_NAMING_NUMBER_RE = re.compile(
+    rf"(?:{_MONTHS})\.?\s+\d{{1,2}}\b|\b\d{{1,2}}\s+(?:{_MONTHS})\b|"
+    r"\b(?:Fig|Figs|Figure|Figures|Table|Tables|Tab|Section|Sections|Sec|Secs|Eq|Eqs|Equation|Equations|"
+    r"Appendix|Chapter|Ref|Refs|Line|Lines|Step|Steps|Algorithm|Theorem|Lemma|Proposition)\.?~?\s*\d+|"
+    r"\(\d\)"
 )
 
 #: Optional arguments of any command (`\\author[0000-0001]`, `\\newcommand{\\x}[2]`): settings, not prose.
 _OPTIONAL_ARG_RE = re.compile(r"\\[a-zA-Z]+\*?(?:\s*\{[^{}]*\})*(?:\s*\[[^\]]*\])+")
+
+_DEFINITION_RE = re.compile(
+    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\\([a-zA-Z@]+)\}?(?:\s*\[[^\]]*\])*|def\s*\\([a-zA-Z@]+)[^{]*?)\s*\{"
+)
+_INLINE_NUMBER_RE = re.compile(
+    r"\s*(?:\\?[A-Za-z][\w{}\\ ]{0,20}?\s*(?:=|<|>|\\approx|\\simeq|\\sim)\s*|\\sim\s*|\\approx\s*|[<>+-]\s*)?"
+    r"(\d+(?:\.\d+)?)\s*(?:\\%|\^o|\^\{?\\circ\}?)?\s*\Z"
+)
+_URL_RE = re.compile(r"https?://[^\s}]+|\b10\.\d{4,}/[^\s}]+|\b\d{7,}\b")
 
 
 @dataclass(frozen=True)
@@ -298,15 +317,28 @@ class PaperIndex:
             blank(m.start(), m.end())
         for m in _OPTIONAL_ARG_RE.finditer("".join(prose)):
             blank(m.start(), m.end())
+        for m in _DEFINITION_RE.finditer(clean):  # macro bodies: settings and generated data, not prose
+            if (m.group(1) or m.group(2)) != "articleABSTRACT":
+                blank(m.start(), _brace_end(clean, m.end() - 1) + 1)
+        for m in _CODE_ENV_RE.finditer(clean):
+            blank(m.start(), m.end())
+        for m in _NAMING_NUMBER_RE.finditer("".join(prose)):
+            blank(m.start(), m.end())
+        for m in _URL_RE.finditer("".join(prose)):  # URLs, DOIs and catalogue ids are not quantities
+            blank(m.start(), m.end())
         preamble_end = clean.find("\\begin{document}")
         if preamble_end > 0:  # the preamble holds settings and metadata, not prose
             blank(0, preamble_end)
         joined = "".join(prose)
         self.masked[rel] = joined
-        for m in NUMBER_RE.finditer(joined):
-            span = Span(rel, m.start(), m.end())
-            s, e = sentence_around(joined, m.start(), m.end())
-            self.numbers.append(Number(span, m.group(0), Span(rel, s, e), self.in_abstract(span)))
+        found = [(m.start(), m.end()) for m in NUMBER_RE.finditer(joined)]
+        for span in self.inline_math:  # a quantity written as maths: $200$, $Re = 200$, $2\%$
+            if span.file == rel and (m := _INLINE_NUMBER_RE.match(text, span.start, span.end)):
+                found.append((m.start(1), m.end(1)))
+        for a, b in sorted(found):
+            span = Span(rel, a, b)
+            s, e = sentence_around(joined, a, b)
+            self.numbers.append(Number(span, text[a:b], Span(rel, s, e), self.in_abstract(span)))
 
 
 def _brace_end(text: str, open_pos: int) -> int:

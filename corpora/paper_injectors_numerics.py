@@ -128,8 +128,12 @@ def percent_of_break(paper: LatexPaper) -> list[Proposal]:
     return _collect(out)
 
 
+def _is_percent(paper: LatexPaper, n: Number) -> bool:
+    return re.match(r"\s*(\\%|%|\s?percent)", paper.files[n.span.file][n.span.end : n.span.end + 9]) is not None
+
+
 def repeated_integer_tenfold(paper: LatexPaper) -> list[Proposal]:
-    nums = [n for n in _numbers(paper) if "." not in n.text and as_float(n.text) >= 10]
+    nums = [n for n in _numbers(paper) if "." not in n.text and as_float(n.text) >= 10 and not _is_percent(paper, n)]
     counts = Counter(n.text for n in nums)
     out = []
     for n in nums:
@@ -164,9 +168,12 @@ def order_of_magnitude(paper: LatexPaper) -> list[Proposal]:
     for n in _numbers(paper):
         if as_float(n.text) == 0:
             continue
+        if _is_percent(paper, n) and as_float(n.text) >= 10:
+            continue
         new = times_ten(n.text)
+        small = len(n.text) == 1
         out.append(_edit(paper, n, new, f"number off by an order of magnitude ({n.text} -> {new})",
-                         0 if n.in_abstract else 1))  # fmt: skip
+                         (0 if n.in_abstract else 1) + (2 if small else 0)))  # fmt: skip
     return _collect(out)
 
 

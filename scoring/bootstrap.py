@@ -7,6 +7,10 @@ exactly this order is what makes the intervals equal HALLMARK's for the same see
 stay one small call per (resample, stratum); everything after the draws is array arithmetic over
 whole chunks of resamples (see `scoring.citation_metrics`). Percentile intervals use
 `np.percentile`'s default linear interpolation; NaN resamples (an empty denominator) are ignored.
+
+A resample is scored exactly as the point estimate scores entries: same eval-mode view (UNCERTAIN,
+parse failures, missing and errored entries handled by `EntryTable.view`), and order-dependent
+metrics (ECE's equal-mass bins) see the drawn entries in truth order, not draw order.
 """
 
 from __future__ import annotations

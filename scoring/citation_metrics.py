@@ -14,7 +14,13 @@ Conventions (HALLMARK's, checked against the released aggregates):
 - Tier-t metrics score tier-t hallucinated entries against all valid entries.
 - ECE: equal-mass bins over the predictions sorted by confidence (stable sort; the first
   `n % bins` bins get one extra entry), or equal-width bins; null when the predictions carry two
-  or fewer distinct confidences (a binary tool has no calibration curve to speak of).
+  or fewer distinct confidences (a binary tool has no calibration curve to speak of). Equal-mass
+  bins cut through ties, so ties keep truth order, in the point estimate and in every resample
+  alike: a resample is a multiset of entries, sorted by (confidence, truth position), never by
+  draw position. (HALLMARK's bootstrap keeps draw order, which groups ties by stratum; for a
+  rule-like tool with one dominant confidence that makes the bins class-pure and the bootstrap
+  ECE several times the point ECE — prescreen on dev_public: 0.107, CI [0.430, 0.447]. The
+  point estimate is HALLMARK's; the interval is not HALLMARK's stream for such tools.)
 - AUROC / AUPRC: score for HALLUCINATED = confidence when flagged else 1 - confidence; entries
   without a definite label and confidence are left out; ties form one ROC step (trapezoid);
   AUPRC is the interpolated average precision.

@@ -2,7 +2,9 @@
 
 Pearson r of two binary vectors is the phi coefficient; Cohen's kappa = (p_o - p_e) / (1 - p_e)
 with p_e from the two marginal distributions (any number of categories). Both are NaN when
-undefined (no shared units, a constant vector for r, p_e = 1 for kappa).
+undefined (no shared units, a constant vector for r, p_e = 1 for kappa). Pairwise statistics are
+computed from per-paper contingency tables, so their 95% intervals resample papers like every
+other interval (the weighted sum of the drawn papers' tables gives each resample's table).
 
 Judges: first-round panel votes only (role "panel"), so escalation does not mix in. Detection
 panel: for each pair of judges, the injections both voted on, binary detected votes. False-positive
@@ -18,23 +20,26 @@ and per error type (system "<a> vs <b>"); then the paper-level convergence: each
 detection rate per paper, the Pearson r between two reviewers' paper-rate columns
 (`paper_rate_r`), and their mean over pairs (system "all", `mean_paper_rate_r`, n = pairs); and
 each reviewer's `dispersion_ratio` of per-paper detection counts (`mean_dispersion_ratio` over
-reviewers).
+reviewers). `grouped_reviewers` first merges named groups into one "any member detected" reviewer
+(the paper's single-LLM entries pool three providers this way).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
+from scoring.bootstrap import percentile_interval
 from scoring.paper_bootstrap import ratio_estimate
 from scoring.paper_detection import detection_counts
 from scoring.paper_rows import ALL, metric_row, stratum
-from scoring.paper_verdicts import ERROR_TYPES, PaperVerdicts
+from scoring.paper_verdicts import ERROR_TYPES, InjectionVerdict, PaperVerdicts
 
 
 def pearson_r(x: Sequence[float], y: Sequence[float]) -> float:
@@ -75,34 +80,67 @@ def dispersion_ratio(detected: np.ndarray, scored: np.ndarray) -> float:
     return float(np.sum((k - n * q) ** 2 / (n * q * (1 - q))) / (k.size - 1))
 
 
-def _pair_rows(run_id: str, system: str, name: str, labels: dict[str, dict[str, object]], binary,
-               pair_in_stratum: bool = True) -> list[dict]:
+def kappa_of_table(T: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of contingency tables T[..., i, j] (rater a said i, rater b said j); NaN when undefined."""
+    n = T.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_o = np.trace(T, axis1=-2, axis2=-1) / n
+        p_e = np.sum(T.sum(-1) * T.sum(-2), axis=-1) / n**2
+        return np.where((n > 0) & (p_e < 1 - 1e-12), (p_o - p_e) / (1 - p_e), np.nan)
+
+
+def phi_of_table(T: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """Pearson r of the binary indicators `positive[i]` of both raters, from tables T[..., i, j]."""
+    b = positive.astype(float)
+    n = T.sum(axis=(-2, -1))
+    sx = np.einsum("...ij,i->...", T, b)
+    sy = np.einsum("...ij,j->...", T, b)
+    sxy = np.einsum("...ij,i,j->...", T, b, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = np.sqrt((n * sx - sx**2) * (n * sy - sy**2))
+        return np.where(den > 0, (n * sxy - sx * sy) / np.where(den > 0, den, 1), np.nan)
+
+
+Labels = dict[str, dict[str, tuple[int, object]]]  # rater -> unit -> (paper index, label)
+
+
+def _pair_rows(run_id: str, system: str, name: str, labels: Labels, positive, n_papers: int,
+               W: np.ndarray, pair_in_stratum: bool = True) -> list[dict]:
+    """pearson_r (of `positive(label)`) and cohen_kappa for every pair of raters, with paper-bootstrap intervals."""
     rows = []
     for a, b in combinations(sorted(labels), 2):
         shared = sorted(set(labels[a]) & set(labels[b]))
-        xa = [labels[a][u] for u in shared]
-        xb = [labels[b][u] for u in shared]
+        cats = sorted({labels[a][u][1] for u in shared} | {labels[b][u][1] for u in shared}, key=str)
+        ci = {c: i for i, c in enumerate(cats)}
+        T = np.zeros((n_papers, len(cats), len(cats)))
+        for u in shared:
+            T[labels[a][u][0], ci[labels[a][u][1]], ci[labels[b][u][1]]] += 1
+        pos = np.array([bool(positive(c)) for c in cats], dtype=bool)
+        Tb = np.tensordot(W, T, axes=1)
         st = name
         if pair_in_stratum:
             st = f"{name}|pair={a} vs {b}" if name != ALL else f"pair={a} vs {b}"
-        rows.append(metric_row(run_id, system, "pearson_r", st, pearson_r([binary(v) for v in xa],
-                                                                         [binary(v) for v in xb]), n=len(shared)))
-        rows.append(metric_row(run_id, system, "cohen_kappa", st, cohen_kappa(xa, xb), n=len(shared)))
+        total = T.sum(0)
+        rows.append(metric_row(run_id, system, "pearson_r", st, float(phi_of_table(total, pos)),
+                               percentile_interval(phi_of_table(Tb, pos)), len(shared)))
+        rows.append(metric_row(run_id, system, "cohen_kappa", st, float(kappa_of_table(total)),
+                               percentile_interval(kappa_of_table(Tb)), len(shared)))
     return rows
 
 
-def judge_agreement_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, Any]]:
+def judge_agreement_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[str, Any]]:
     """Pairwise r and kappa between the judges of the detection and the false-positive panels."""
-    det: dict[str, dict[str, object]] = defaultdict(dict)
+    papers = pv.paper_index()
+    det: Labels = defaultdict(dict)
     for v in pv.injections:
         for vote in v.panel_votes():
-            det[vote.judge][f"{v.system}\x00{v.unit_id}"] = bool(vote.detected)
-    fp: dict[str, dict[str, object]] = defaultdict(dict)
+            det[vote.judge][f"{v.system}\x00{v.unit_id}"] = (papers[v.paper_id], bool(vote.detected))
+    fp: Labels = defaultdict(dict)
     for f in pv.flags:
         for vote in f.panel_votes():
-            fp[vote.judge][f"{f.system}\x00{f.unit_id}"] = vote.outcome
-    return (_pair_rows(run_id, ALL, "panel=detection", det, float)
-            + _pair_rows(run_id, ALL, "panel=false_positive", fp, lambda o: float(o == "false_positive")))
+            fp[vote.judge][f"{f.system}\x00{f.unit_id}"] = (papers[f.paper_id], vote.outcome)
+    return (_pair_rows(run_id, ALL, "panel=detection", det, bool, len(papers), W)
+            + _pair_rows(run_id, ALL, "panel=false_positive", fp, lambda o: o == "false_positive", len(papers), W))
 
 
 def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[str, Any]]:
@@ -141,18 +179,39 @@ def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[
     return rows
 
 
-def reviewer_agreement_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, Any]]:
+def grouped_reviewers(pv: PaperVerdicts, groups: Mapping[str, Sequence[str]]) -> PaperVerdicts:
+    """Replace each group's members by one reviewer that detects an injection when any member did.
+
+    A group's verdict on an injection is scored when any member's is; members absent from the
+    table are ignored. Reviewers in no group pass unchanged.
+    """
+    member_of = {m: g for g, members in groups.items() for m in members}
+    merged: dict[tuple[str, str], list[InjectionVerdict]] = defaultdict(list)
+    kept = []
+    for v in pv.injections:
+        if v.system in member_of:
+            merged[(member_of[v.system], v.unit_id)].append(v)
+        else:
+            kept.append(v)
+    for (group, _), vs in sorted(merged.items()):
+        scored = [v for v in vs if v.scored]
+        outcome = ("detected" if any(v.detected for v in scored) else "missed") if scored else "unscored"
+        kept.append(replace(vs[0], system=group, outcome=outcome, votes=()))
+    return PaperVerdicts(kept, pv.flags)
+
+
+def reviewer_agreement_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[str, Any]]:
     """Per-injection r and kappa between reviewers (total and per type), then paper-rate correlations."""
     rows = []
+    papers = pv.paper_index()
     for name, types in [(ALL, None)] + [(stratum(type=t), {t}) for t in ERROR_TYPES]:
-        labels: dict[str, dict[str, object]] = defaultdict(dict)
+        labels: Labels = defaultdict(dict)
         for v in pv.injections:
             if v.scored and (types is None or v.error_type in types):
-                labels[v.system][v.unit_id] = v.detected
+                labels[v.system][v.unit_id] = (papers[v.paper_id], v.detected)
         for a, b in combinations(sorted(labels), 2):
-            rows += _pair_rows(run_id, f"{a} vs {b}", name, {a: labels[a], b: labels[b]}, float,
+            rows += _pair_rows(run_id, f"{a} vs {b}", name, {a: labels[a], b: labels[b]}, bool, len(papers), W,
                                pair_in_stratum=False)
-    papers = pv.paper_index()
     rates = {}
     for s in sorted({v.system for v in pv.injections}):
         num, den = detection_counts([v for v in pv.injections if v.system == s], papers)

@@ -20,7 +20,12 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from scoring.paper_agreement import judge_agreement_rows, panel_rate_rows, reviewer_agreement_rows
+from scoring.paper_agreement import (
+    grouped_reviewers,
+    judge_agreement_rows,
+    panel_rate_rows,
+    reviewer_agreement_rows,
+)
 from scoring.paper_bootstrap import N_INTERVAL, N_PAIRED, weights
 from scoring.paper_coupling import coupling_rows
 from scoring.paper_detection import detection_rows, false_positive_rows, paired_rows
@@ -31,7 +36,8 @@ from storage.schemas import METRIC_SCHEMA, table_from_rows
 
 
 def paper_audit_metrics(verdicts: pa.Table, *, run_id: str, families: Mapping[str, str] | None = None,
-                        trend_systems: Sequence[str] | None = None, n_interval: int = N_INTERVAL,
+                        trend_systems: Sequence[str] | None = None,
+                        agreement_groups: Mapping[str, Sequence[str]] | None = None, n_interval: int = N_INTERVAL,
                         n_paired: int = N_PAIRED, n_permutations: int = N_PERMUTATIONS, seed: int = 0,
                         alpha: float = 0.05) -> pa.Table:
     """Every paper-audit statistic of `verdicts` as a METRIC_SCHEMA table.
@@ -43,6 +49,8 @@ def paper_audit_metrics(verdicts: pa.Table, *, run_id: str, families: Mapping[st
             self-preference test; reviewers absent from it (or of a family no judge has) are not tested.
         trend_systems: reviewers pooled in the severity trend test (default all; the paper leaves
             out those with negligible detection).
+        agreement_groups: for inter-reviewer agreement only, group name -> member reviewers merged
+            into one reviewer that detects an injection when any member does.
         n_interval: paper resamples behind every interval.
         n_paired: paper resamples behind reviewer comparisons (sign-reversal fractions).
         n_permutations: random within-paper relabellings when exact enumeration is too large.
@@ -56,7 +64,7 @@ def paper_audit_metrics(verdicts: pa.Table, *, run_id: str, families: Mapping[st
     rows = (detection_rows(pv, run_id, W) + paired_rows(pv, run_id, W_paired) + false_positive_rows(pv, run_id, W)
             + trend_rows(pv, run_id, pooled_systems=trend_systems, alpha=alpha, n_permutations=n_permutations,
                          seed=seed)
-            + judge_agreement_rows(pv, run_id) + panel_rate_rows(pv, run_id, W)
+            + judge_agreement_rows(pv, run_id, W) + panel_rate_rows(pv, run_id, W)
             + self_preference_rows(pv, run_id, W, families or {}) + leave_one_judge_out_rows(pv, run_id, W)
-            + coupling_rows(pv, run_id, W) + reviewer_agreement_rows(pv, run_id))
+            + coupling_rows(pv, run_id, W) + reviewer_agreement_rows(grouped_reviewers(pv, agreement_groups or {}), run_id, W))
     return table_from_rows(rows, METRIC_SCHEMA)

@@ -27,6 +27,19 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+_LINESTYLES = ("-", "--", "-.", (0, (1, 1)))
+
+
+def _color(j: int) -> str:
+    """System j's colour, the same in every figure (j = position in the report's `scores`)."""
+    return f"C{j % 10}"
+
+
+def _line(j: int) -> dict:
+    """System j's line style: colour plus a dash pattern, so overlapping curves stay apart."""
+    return {"color": _color(j), "ls": _LINESTYLES[j % len(_LINESTYLES)], "lw": 1.6}
+
+
 def _legend(ax) -> None:
     """A legend when something carries a label (never matplotlib's "No artists" warning)."""
     if ax.get_legend_handles_labels()[0]:
@@ -45,7 +58,8 @@ def type_heatmap(scores: list[CitationScore], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(4.5, 2.0 + 1.3 * len(scores)), 0.42 * len(types) + 1.8))
     im = ax.imshow(np.ma.masked_invalid(data), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(scores)), [s.system for s in scores], rotation=30, ha="right")
-    ax.set_yticks(range(len(types)), types)
+    counts = {t: c.num_hallucinated for s in scores for t, c in s.modes[s.eval_mode].per_type.items()}
+    ax.set_yticks(range(len(types)), [f"{t} (n={counts[t]})" for t in types])
     for i in range(len(types)):
         for j in range(len(scores)):
             if np.isfinite(data[i, j]):
@@ -66,7 +80,7 @@ def tier_bars(scores: list[CitationScore], path: Path) -> Path:
         vals = np.array([per[t].detection_rate if t in per else np.nan for t in tiers], dtype=float)
         fpr = s.modes[s.eval_mode].point["false_positive_rate"]
         fpr_text = "n/a" if np.isnan(fpr) else f"{fpr:.3f}"
-        bars = ax.bar(np.arange(len(tiers)) + j * width, np.nan_to_num(vals), width,
+        bars = ax.bar(np.arange(len(tiers)) + j * width, np.nan_to_num(vals), width, color=_color(j),
                       label=f"{s.system} (FPR {fpr_text})")
         ax.bar_label(bars, ["n/a" if np.isnan(v) else f"{v:.2f}" for v in vals], fontsize=7, padding=1)
     ax.set_xticks(np.arange(len(tiers)) + width * (len(scores) - 1) / 2, [f"tier {t}" for t in tiers])
@@ -81,14 +95,14 @@ def ppv_curves(scores: list[CitationScore], path: Path) -> Path:
     """PPV against prevalence (log scale), one curve per system."""
     pi = np.logspace(-3, np.log10(0.6), 200)
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for s in scores:
+    for j, s in enumerate(scores):
         p = s.modes[s.eval_mode].point
         ppv = ppv_at_prevalence(p["detection_rate"], p["false_positive_rate"], pi)
         if np.isfinite(ppv).any():
             note = " (FPR 0: PPV 1 at any prevalence)" if p["false_positive_rate"] == 0 else ""
-            ax.plot(pi, ppv, label=s.system + note)
+            ax.plot(pi, ppv, label=s.system + note, **_line(j))
         else:  # nothing flagged (or a rate undefined): say so rather than drop the system silently
-            ax.plot([], [], ls="none", marker="x", label=f"{s.system} (no flags: PPV undefined)")
+            ax.plot([], [], ls="none", marker="x", color=_color(j), label=f"{s.system} (no flags: PPV undefined)")
     ax.axvline(0.02, color="grey", ls=":", lw=1)
     ax.text(0.021, 0.5, "2% audit base rate", fontsize=8, color="grey", va="center", rotation=90)
     ax.set_xscale("log")
@@ -103,13 +117,13 @@ def ppv_curves(scores: list[CitationScore], path: Path) -> Path:
 def risk_coverage_curves(scores: list[CitationScore], path: Path) -> Path:
     """FPR on committed entries against coverage (least-confident abstained first)."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for s in scores:
+    for j, s in enumerate(scores):
         rc = risk_coverage(s.entries, s.eval_mode)
         if np.isfinite(rc.fpr).any():
-            ax.plot(rc.coverage, rc.fpr, label=s.system)
+            ax.plot(rc.coverage, rc.fpr, label=s.system, **_line(j))
         else:  # no committed entry, or none of them valid: no FPR to draw
             why = "no committed entries" if not rc.coverage.size else "no valid entry committed"
-            ax.plot([], [], ls="none", marker="x", label=f"{s.system} ({why})")
+            ax.plot([], [], ls="none", marker="x", color=_color(j), label=f"{s.system} ({why})")
     ax.axvline(0.9, color="grey", ls=":", lw=1)
     ax.text(0.89, 0.5, "90% coverage", fontsize=8, color="grey", ha="right", va="center", rotation=90)
     ax.set_xlim(0, 1)

@@ -54,14 +54,15 @@ class RunSummary:
         return any(not s.published for s in self.systems)
 
     def render(self) -> str:
-        head = f"{'system':<20} {'DR':>7} {'FPR':>7} {'F1':>7} {'MCC':>7} {'scored':>7} {'errored':>8} {'uncertain':>9}  status"
+        head = (f"{'system':<20} {'DR':>7} {'FPR':>7} {'F1':>7} {'MCC':>7} {'scored':>7} {'errored':>8} "
+                f"{'unparsed':>8} {'uncertain':>9}  status")  # fmt: skip
         lines = ["", "Leaderboard (HALLMARK conventions: UNCERTAIN outside the confusion matrix, missing = VALID)", head]
         ranked = sorted(self.systems, key=lambda s: _sort_key(s.scores.get("mcc")), reverse=True)
         for s in ranked:
             cells = " ".join(f"{_fmt(s.scores.get(m) if s.published else None):>7}" for m in LEADERBOARD_METRICS)
             lines.append(
-                f"{s.system:<20} {cells} {s.scores.get('num_scored', 0):>7} {s.errored:>8} "
-                f"{s.scores.get('num_uncertain', 0):>9}  {s.status}"
+                f"{s.system:<20} {cells} {s.scores.get('num_scored', 0):>7} {s.scores.get('num_errors', 0):>8} "
+                f"{s.scores.get('num_parse_failures', 0):>8} {s.scores.get('num_uncertain', 0):>9}  {s.status}"
             )
         for s in self.systems:
             if s.outage_items:
@@ -129,7 +130,9 @@ def summarize_citation_runs(
         if path.suffix in (".md", ".html"):
             summary.report_uris.append(store.uri_of(report_key, rel))
     board = [{"system": s.system, "run_id": s.run_id, "status": s.status, **{m: s.scores.get(m) for m in LEADERBOARD_METRICS},
-              "num_scored": s.scores.get("num_scored"), "errored": s.errored} for s in summary.systems]  # fmt: skip
+              "num_scored": s.scores.get("num_scored"), "num_errors": s.scores.get("num_errors"),
+              "num_parse_failures": s.scores.get("num_parse_failures"), "published": s.published}
+             for s in summary.systems]  # fmt: skip
     store.write_json(report_key, "run_summary.json", board)
     summary.leaderboard_uri = store.uri_of(report_key, "run_summary.json")
 

@@ -2,7 +2,7 @@
 
 Candidate retrieval (§ "Candidate selection"): a populated DOI is looked up exactly, with no title
 fallback overriding it; without a DOI the best title match is taken (ties: smaller record id, as
-the index orders them). Features x = (s_t, s_a, s_y, s_v) come from `citation_normalize`. Rules:
+the index orders them). Features x = (s_t, s_a, s_y, s_v) come from `corpora.citation_normalization`. Rules:
 
     doi_membership    accept iff the DOI is in the source
     normalized_exact  accept iff all four features are 1
@@ -34,16 +34,16 @@ import numpy as np
 
 from clients.bib_record import BibRecord
 from clients.source import BibSource
-from storage.records import Item, Output
-from verifiers.citation_entry import CitationEntry
-from verifiers.citation_normalize import (
+from corpora.citation_normalization import (
     CitationFields,
     author_similarity,
-    normalize,
+    normalize_text,
     title_similarity,
     venue_similarity,
     year_similarity,
 )
+from storage.records import Item, Output
+from verifiers.citation_entry import CitationEntry
 from verifiers.registry import system
 from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
 from verifiers.system import RunContext
@@ -71,7 +71,7 @@ def features(cited: CitationFields, record: BibRecord) -> tuple[float, float, fl
         author_similarity(cited.authors, [a.family for a in record.authors], cited.truncated),
         year_similarity(cited.year, record.year),
         # a citation without a venue makes no venue claim to contradict (the paper's inputs always have one)
-        venue_similarity(cited.venue, record.venue) if normalize(cited.venue) else 1.0,
+        venue_similarity(cited.venue, record.venue) if normalize_text(cited.venue) else 1.0,
     )
 
 

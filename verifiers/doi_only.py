@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from clients.source import BibSource
+from corpora.citation_normalization import canonical_doi
 from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
-from verifiers.citation_normalize import canonical_doi
 from verifiers.registry import system
 from verifiers.source_set import CountedSource, no_evidence, resolve_sources
 from verifiers.system import RunContext

@@ -39,16 +39,16 @@ from rapidfuzz import fuzz
 
 from clients.bib_record import BibRecord
 from clients.source import BibSource
-from storage.records import Item, Output
-from verifiers.citation_entry import CitationEntry
-from verifiers.citation_normalize import (
+from corpora.citation_normalization import (
     CitationFields,
-    normalize,
+    normalize_text,
     split_bibtex_authors,
     title_similarity,
     venue_key,
     venues_agree,
 )
+from storage.records import Item, Output
+from verifiers.citation_entry import CitationEntry
 from verifiers.prescreen import check_authors, check_doi, check_required_fields, check_year
 from verifiers.registry import system
 from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
@@ -152,8 +152,8 @@ class FieldMatchVerifier:
 
     # -- field comparison ----------------------------------------------------------------------
     def _authors(self, cited: CitationFields, record: BibRecord) -> tuple[bool | None, str | None]:
-        cited_set = {normalize(a) for a in cited.authors if normalize(a)}
-        ref_list = [normalize(a.family) for a in record.authors if normalize(a.family)]
+        cited_set = {normalize_text(a) for a in cited.authors if normalize_text(a)}
+        ref_list = [normalize_text(a.family) for a in record.authors if normalize_text(a.family)]
         if not cited_set or not ref_list:
             return None, None
         ref = set(ref_list[: len(cited.authors)] if cited.truncated else ref_list)
@@ -167,7 +167,7 @@ class FieldMatchVerifier:
     def _word_replaced(cited: str | None, reference: str | None) -> bool:
         """A word of the cited title replaced by a different word of the record's title (not a
         spelling variant, not a pure insertion or deletion such as a dropped subtitle)."""
-        a, b = normalize(cited).split(), normalize(reference).split()
+        a, b = normalize_text(cited).split(), normalize_text(reference).split()
         only_a = [w for w in a if w not in b]
         only_b = [w for w in b if w not in a]
         if not only_a or not only_b:
@@ -333,7 +333,7 @@ class FieldMatchVerifier:
 
 def _without_subtitle(short: str | None, full: str | None) -> bool:
     """`short` is `full`'s leading words once normalized (a title without its subtitle)."""
-    a, b = normalize(short), normalize(full)
+    a, b = normalize_text(short), normalize_text(full)
     return len(a) >= 4 and b.startswith(a + " ")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, normalize
+from corpora.citation_normalization import canonical_arxiv_id, canonical_doi, normalize_text
 from verifiers.index_readers import Row, read_source
 
 INDEX_SCHEMA = pa.schema(
@@ -79,7 +79,7 @@ def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000,
                 dropped += 1
                 continue
             seen.update(x for x in (doi, ident) if x)
-            row.update(record_id=count, title_norm=normalize(row.get("title")))
+            row.update(record_id=count, title_norm=normalize_text(row.get("title")))
             batch.append(row)
             per_origin[row.get("origin") or ""] = per_origin.get(row.get("origin") or "", 0) + 1
             count += 1

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from clients.crossref import record_from_crossref
-from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, family_names, split_bibtex_authors
+from corpora.citation_normalization import (
+    canonical_arxiv_id,
+    canonical_doi,
+    family_names,
+    split_bibtex_authors,
+)
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark")

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from rapidfuzz import fuzz, process
 
 from clients.bib_record import Author, BibRecord
-from verifiers.citation_normalize import canonical_arxiv_id, canonical_doi, normalize
+from corpora.citation_normalization import canonical_arxiv_id, canonical_doi, normalize_text
 
 __all__ = ["OfflineIndex", "ScoredRecord", "open_index"]
 
@@ -193,7 +193,7 @@ class OfflineIndex:
 
     def search(self, title: str, limit: int = 5, exclude: frozenset[int] | set[int] = frozenset()) -> list[ScoredRecord]:
         """Best title matches, highest score first; ties favour the smaller record id."""
-        query = normalize(title)
+        query = normalize_text(title)
         if not query or self.size == 0:
             return []
         candidates = [int(r) for r in self._block(query) if int(r) not in exclude]

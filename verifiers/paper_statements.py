@@ -163,10 +163,15 @@ def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]
     return out
 
 
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
+
+
 def _sentence_bounds(text: str, pos: int) -> tuple[int, int]:
-    left = max(text.rfind(". ", 0, pos), text.rfind("\n\n", 0, pos))
-    right_candidates = [i for i in (text.find(". ", pos), text.find("\n\n", pos)) if i != -1]
-    return left + 1 if left >= 0 else 0, min(right_candidates) + 1 if right_candidates else len(text)
+    """[start, end) of the sentence around `pos` (ends: . ! ? before a space, or a blank line)."""
+    window = max(0, pos - 2000)
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, window, pos)]
+    end = _SENTENCE_END.search(text, pos)
+    return (starts[-1] if starts else window), (end.end() if end else len(text))
 
 
 def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
@@ -295,7 +300,8 @@ _PCT_OF_A = re.compile(rf"(\d[\d,]*)\s+(?:out\s+)?of\s+(?:the\s+|all\s+|our\s+)?
 _PCT_OF_B = re.compile(rf"{_PCT}\s*\(\s*(\d[\d,]*)\s*(?:/|out of|of)\s*(\d[\d,]*)\s*\)")
 _PCT_OVER = re.compile(rf"{_PCT}\s+of\s+(?:the|all|our|its|their)\b")
 _GROWTH = re.compile(r"increase|improve|more|higher|faster|larger|growth|speed|gain|reduc|decreas|than", re.I)
-_SPLIT = re.compile(r"\b(split|comprise|comprising|consist|account(?:s|ed)? for|divided|breakdown|fractions?)\b", re.I)
+_SPLIT = re.compile(r"\b(split|comprise|comprising|consist|account(?:s|ed)? for|divided|breakdown|fractions?|remaining)\b",
+                    re.I)
 
 
 def _percentages(file: str, text: str) -> list[Statement]:

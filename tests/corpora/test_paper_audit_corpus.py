@@ -111,9 +111,9 @@ def _has_general_s2_llm(seed):
 
 @pytest.mark.skipif(not PAPERS.is_dir(), reason="shared papers not present")
 def test_skipped_injection_has_a_reason():
-    # gp-kernel-search has 3 display equations: some mathematics sub-types may not be eligible
-    corpus = build_paper_audit_corpus([PAPERS / "symbolic-gw-population-2022"], seed=0)
+    # neural-fingerprints has one display equation: no mathematics S3 rule finds a place
+    corpus = build_paper_audit_corpus([PAPERS / "neural-fingerprints-2015"], seed=0)
     _, truth = _rows(corpus)
-    for k in (1, 2, 3):
-        for s in truth[f"symbolic-gw-population-2022/copy-{k}"]["skipped"]:
-            assert s["reason"] and s["error_type"] in ("general", "mathematics", "numerics", "citations")
+    skipped = [s for k in (1, 2, 3) for s in truth[f"neural-fingerprints-2015/copy-{k}"]["skipped"]]
+    assert [(s["error_type"], s["severity"]) for s in skipped] == [("mathematics", "S3")]
+    assert "no eligible place in the paper" in skipped[0]["reason"]

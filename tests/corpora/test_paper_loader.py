@@ -77,3 +77,17 @@ def test_main_file_found_without_meta(tmp_path: Path):
     paper = load_latex_paper(tmp_path)
     assert paper.main_file == "paper.tex" and paper.compiled == ["paper.tex", "body.tex"]
     assert paper.files["body.tex"].endswith("\r\n")
+
+
+def test_numbers_that_name_things_are_not_quantities(tmp_path: Path):
+    body = (
+        "\\documentclass{article}\n\\newcommand{\\nruns}{42}\n\\begin{document}\n"
+        "On July 19, 1978 we ran 17 trials (see Fig.~8 and Table 3), in steps (1) and (2).\n"
+        "\\includegraphics[width=0.98\\columnwidth]{figure-08.pdf}\n"
+        "\\begin{tikzpicture}\\node at (2.1,0.9) {x};\\end{tikzpicture}\n"
+        "Data at https://doi.org/10.5281/zenodo.806847 for KIC~11615890 with $Re = 200$ and $x^2$.\n"
+        "\\end{document}\n"
+    )
+    (tmp_path / "main.tex").write_text(body)
+    paper = load_latex_paper(tmp_path)
+    assert [n.text for n in paper.index.numbers] == ["1978", "17", "200"]  # years stay indexed; injectors skip them

@@ -132,6 +132,10 @@ def test_judge_agreement(metrics):
     assert value(metrics, "all", "cohen_kappa", st) == pytest.approx(0.25)
     assert value(metrics, "all", "pearson_r", st) == pytest.approx(4 / math.sqrt(240))
     assert metrics[("all", "cohen_kappa", st)]["n"] == 8
+    # paper bootstrap: P1's table (YY 2, YN 1, NY 1) twice -> p_o .5, p_e .75^2 + .25^2 = .625,
+    # kappa -1/3; P2's (YN 1, NN 3) twice -> p_o .75, p_e .75, kappa 0; {P1, P2} -> .25.
+    k = metrics[("all", "cohen_kappa", st)]
+    assert k["ci_low"] == pytest.approx(-1 / 3) and k["ci_high"] == pytest.approx(0.25)
     # FP panel (claude-judge vs gpt-judge): kappa 0.2 (see test_paper_statistics), r on "false positive": 0.
     st = "panel=false_positive|pair=claude-judge vs gpt-judge"
     assert value(metrics, "all", "cohen_kappa", st) == pytest.approx(0.2)
@@ -250,3 +254,22 @@ def test_empty_table_gives_an_empty_metric_table():
     assert table.schema.equals(METRIC_SCHEMA, check_metadata=False)
     rows = table.to_pylist()
     assert all(math.isnan(r["value"]) and r["n"] == 0 for r in rows)
+
+
+def test_grouped_reviewers_detect_when_any_member_does():
+    # claude D M D M and gpt D D M D -> the group detects all four; a third reviewer stays apart
+    from scoring.paper_agreement import grouped_reviewers
+    from scoring.paper_verdicts import read_paper_verdicts
+
+    extra = injection_row("other", "P1", 1, "i1", "numerics", "S1", "missed", "NNN")
+    rows = small_verdicts().to_pylist() + [extra]
+    pv = grouped_reviewers(read_paper_verdicts(table_from_rows(rows, VERDICT_SCHEMA)),
+                           {"single-llm": ["claude-rev", "gpt-rev"]})
+    assert sorted({v.system for v in pv.injections}) == ["other", "single-llm"]
+    assert [v.outcome for v in pv.injections if v.system == "single-llm"] == ["detected"] * 4
+    table = paper_audit_metrics(table_from_rows(rows, VERDICT_SCHEMA), run_id="t", n_interval=50, n_paired=50,
+                                agreement_groups={"single-llm": ["claude-rev", "gpt-rev"]})
+    got = {(r["system"], r["metric"], r["stratum"]): r for r in table.to_pylist()}
+    # one shared injection (i1): the group detected it, "other" missed it -> kappa undefined with n = 1
+    assert ("other vs single-llm", "cohen_kappa", "all") in got
+    assert ("claude-rev vs gpt-rev", "cohen_kappa", "all") not in got

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scoring.multiple_testing import benjamini_hochberg
-from scoring.paper_agreement import cohen_kappa, dispersion_ratio, pearson_r
+from scoring.paper_agreement import cohen_kappa, dispersion_ratio, kappa_of_table, pearson_r, phi_of_table
 from scoring.paper_bootstrap import (
     paired_difference,
     ratio_estimate,
@@ -64,6 +64,16 @@ def test_cohen_kappa_and_phi_on_a_2x2_table():
     y = [1] * 4 + [0] * 2 + [1] * 1 + [0] * 3
     assert cohen_kappa(x, y) == pytest.approx(0.4)
     assert pearson_r(x, y) == pytest.approx(10 / math.sqrt(600))
+
+
+def test_table_forms_match_the_hand_2x2():
+    # the same table as above, as counts [x][y] with categories (0, 1): [[3, 1], [2, 4]]
+    T = np.array([[3.0, 1.0], [2.0, 4.0]])
+    assert kappa_of_table(T) == pytest.approx(0.4)
+    assert phi_of_table(T, np.array([False, True])) == pytest.approx(10 / math.sqrt(600))
+    stacked = np.stack([T, np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 0.0]])])
+    k = kappa_of_table(stacked)
+    assert k[0] == pytest.approx(0.4) and math.isnan(k[1]) and math.isnan(k[2])
 
 
 def test_kappa_three_categories_and_undefined_cases():

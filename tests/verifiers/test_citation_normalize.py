@@ -1,18 +1,20 @@
-"""Normalization and field similarities (reference 003, eqs. 2-3)."""
+"""The one citation normalization (corpora/citation_normalization.py, used by corpora and verifiers)
+and its field similarities (reference 003, eqs. 2-3)."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifiers.citation_normalize import (
+from corpora.citation_normalization import (
     CitationFields,
     author_similarity,
     canonical_arxiv_id,
     canonical_doi,
     family_names,
-    normalize,
+    normalize_text,
     sequence_similarity,
     split_bibtex_authors,
+    title_similarity,
     venue_initials,
     venue_key,
     venue_similarity,
@@ -21,11 +23,25 @@ from verifiers.citation_normalize import (
 
 
 def test_normalize_follows_the_paper_steps() -> None:
-    assert normalize("Caf&eacute; &amp; <i>Cr&egrave;me</i>  Br\u00fbl\u00e9e!") == "cafe creme brulee"
-    assert normalize(r"{\"O}zt{\"u}rk and M\"uller: \textit{Deep} {Learning}") == "ozturk and muller deep learning"
-    assert normalize("\ufb01ne-tuning \u2160") == "fine tuning i"  # NFKD folds ligatures and numerals
-    assert normalize("STRASSE") == normalize("Stra\u00dfe".replace("\u00df", "ss"))
-    assert normalize(None) == "" and normalize("  ") == ""
+    assert normalize_text("Caf&eacute; &amp; <i>Cr&egrave;me</i>  Br\u00fbl\u00e9e!") == "cafe creme brulee"
+    assert normalize_text(r"{\"O}zt{\"u}rk and M\"uller: \textit{Deep} {Learning}") == "ozturk and muller deep learning"
+    assert normalize_text("\ufb01ne-tuning \u2160") == "fine tuning i"  # NFKD folds ligatures and numerals
+    assert normalize_text("STRASSE") == normalize_text("Stra\u00dfe".replace("\u00df", "ss"))
+    assert normalize_text(None) == "" and normalize_text("  ") == ""
+
+
+def test_normalize_folds_stroke_letters_and_keeps_non_latin_letters() -> None:
+    assert normalize_text("\u0141ukasz Kaiser") == normalize_text("Lukasz Kaiser") == "lukasz kaiser"
+    assert normalize_text("S\u00f8ren \u00c6sir") == "soren aesir"
+    assert normalize_text("\u03b2-VAE: \u6df1\u5ea6\u5b66\u4e60") == "\u03b2 vae \u6df1\u5ea6\u5b66\u4e60"  # not dropped to ''
+    assert normalize_text(r"\L{}ukasz and G\"{o}del \& Escher") == "lukasz and godel escher"
+    assert normalize_text("snake_case \\emph{word}") == "snake case word"
+    assert venue_initials("\u0420\u043e\u0441\u0441\u0438\u0439\u0441\u043a\u0438\u0439 \u0436\u0443\u0440\u043d\u0430\u043b 3") == "\u0440\u0436"
+
+
+def test_title_similarity_of_missing_titles_is_zero() -> None:
+    assert title_similarity(None, None) == 0.0 and title_similarity("", "A") == 0.0
+    assert title_similarity("Attention Is All You Need", "attention is all you need.") == 1.0
 
 
 def test_sequence_similarity_is_difflib_ratio() -> None:

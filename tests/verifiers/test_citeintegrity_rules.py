@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from clients.bib_record import Author, BibRecord
+from corpora.citation_normalization import CitationFields
 from corpora.citeintegrity_suite import (
     SAMPLE_SUITE_PATH,
     hallmark_entries,
@@ -19,7 +20,6 @@ from corpora.citeintegrity_suite import (
     suite_from_instances,
 )
 from storage.records import Item
-from verifiers.citation_normalize import CitationFields
 from verifiers.citeintegrity_rules import (
     RULES,
     Calibration,

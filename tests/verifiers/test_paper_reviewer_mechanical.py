@@ -70,3 +70,12 @@ def test_real_clean_paper_raises_no_flag(reviewer):
     (out,) = review(reviewer, [item])
     assert out.error is None
     assert out.detail["statements"] >= 5 and out.detail["flags"] == []
+
+
+def test_percentages_of_a_split_are_checked_to_stay_within_100(reviewer):
+    text = (r"The posterior holds 90\% (with the remaining 40\% in the complementary case)." "\n"
+            r"Of all runs, 60\% converge and the remaining 40\% do not.")
+    item = Item("P3/copy-1", "paper_copy", "hand", None, {"paper_id": "P3", "copy": 1, "files": {"main.tex": text}})
+    (out,) = review(reviewer, [item])
+    assert [f["quote"] for f in out.detail["flags"]] == [r"90\% (with the remaining 40\%"]
+    assert out.detail["check_outcomes"] == {"refuted": 1, "confirmed": 1}

@@ -1,0 +1,71 @@
+"""Mechanical paper reviewer: throughput per worker and the rule injections it detects.
+
+Builds the paper-audit corpus from the shared papers (rule injections only, no TeX compile,
+seed 7), runs `paper_reviewer_mechanical` (one worker, one sandboxed checker process) over every
+copy, then adjudicates with the mechanical quote match alone (`adjudicate_paper_run` with an
+empty panel: an injection no flag quotes counts as missed here). Prints one row for throughput
+and one row per (error type, severity) with the detected fraction, then the clean-copy flag count.
+
+    python bench/bench_mechanical_reviewer.py [--papers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run  # noqa: E402
+from corpora.paper_audit_corpus import build_paper_audit_corpus  # noqa: E402
+from storage.records import Item  # noqa: E402
+from verifiers.registry import SystemSpec, build_system  # noqa: E402
+from verifiers.system import RunContext  # noqa: E402
+
+PAPERS = Path(__file__).resolve().parents[2] / "shared" / "data" / "papers"
+SEED = 7
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--papers", type=int, default=100)
+    args = parser.parse_args()
+    dirs = sorted(p for p in PAPERS.iterdir() if p.is_dir())[: args.papers]
+    started = time.perf_counter()
+    corpus = build_paper_audit_corpus(dirs, SEED, check_compile=False)
+    build_s = time.perf_counter() - started
+    items = [Item.from_row(r) for r in corpus.items.to_pylist()]
+    system = build_system(SystemSpec("paper_reviewer_mechanical", {"workers": 1}))
+    started = time.perf_counter()
+    outputs = asyncio.run(system.run(items, RunContext("bench", "2026-05-05")))
+    review_s = time.perf_counter() - started
+    system.close()
+    n_papers = len(dirs)
+    print(f"config=mechanical_reviewer workers=1 papers={n_papers} copies={len(items)} review_s={review_s:.1f} "
+          f"papers_per_hour_per_worker={n_papers / review_s * 3600:.0f} copies_per_hour_per_worker="
+          f"{len(items) / review_s * 3600:.0f} corpus_build_s={build_s:.1f} "
+          f"errors={sum(o.error is not None for o in outputs)}")
+    rows = [o.to_row("bench", "mechanical", 0) for o in outputs]
+    injected = {r["item_id"] for r in corpus.truth.to_pylist() if not json.loads(r["extra_json"])["clean"]}
+    verdicts = adjudicate_paper_run(corpus.items, corpus.truth, [r for r in rows if r["item_id"] in injected],
+                                    PaperAdjudicationConfig(panel=[]))
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for v in verdicts.to_pylist():
+        d = json.loads(v["detail_json"])
+        cells[(d["error_type"], d["severity"])][0] += v["outcome"] == "detected"
+        cells[(d["error_type"], d["severity"])][1] += 1
+    for (etype, sev), (hit, n) in sorted(cells.items()):
+        print(f"config=detection type={etype} severity={sev} detected={hit} n={n} rate={hit / n:.2f}")
+    total_hit, total_n = sum(c[0] for c in cells.values()), sum(c[1] for c in cells.values())
+    print(f"config=detection type=all severity=all detected={total_hit} n={total_n} rate={total_hit / max(total_n, 1):.2f}")
+    clean_flags = [len(o.detail["flags"]) for o in outputs if o.item_id not in injected and o.detail]
+    print(f"config=clean_copies copies={len(clean_flags)} flags={sum(clean_flags)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Mechanical detection matching: offsets first, then normalised fuzzy containment."""
+
+from __future__ import annotations
+
+from adjudication.quote_match import quote_matches
+from tests.adjudication.paper_copies import injected_copy
+
+
+def files_and_injections():
+    text, injections = injected_copy()
+    return {"main.tex": text}, injections
+
+
+def test_quote_overlapping_the_injected_span_matches_and_one_elsewhere_does_not():
+    files, (sign, total, drift) = files_and_injections()
+    assert quote_matches({"quote": "F = (a+b)^2 = a^2 - 2ab"}, sign, files)
+    assert quote_matches({"quote": "Total  &\n130"}, total, files)  # whitespace differs from the source
+    assert quote_matches({"quote": "30 of the 120 galaxies"}, total, files) is None
+    assert quote_matches({"quote": "Total & 130"}, sign, files) is None
+    assert quote_matches({"quote": None, "description": "a^2 - 2ab"}, sign, files) is None
+
+
+def test_mechanical_check_quotes_count_as_quotes():
+    files, (_, _, drift) = files_and_injections()
+    flag = {"quote": "ratio is 0.34", "check": {"quotes": [{"text": "ratio is 0.36"}]}}
+    assert "overlaps" in quote_matches(flag, drift, files)
+
+
+def test_paraphrased_quote_of_the_injected_text_matches_only_when_closer_to_injected_than_original():
+    injection = {"file": "other.tex", "start": 0, "end": 10, "original": r"$\alpha \approx -1.5$ in the abstract",
+                 "injected": r"$\alpha \approx -5.1$ in the abstract"}
+    assert quote_matches({"quote": "the abstract says alpha approx -5.1 in the abstract"}, injection, {})
+    assert quote_matches({"quote": "alpha approx -1.5 in the abstract"}, injection, {}) is None
+    short = {"file": "x", "start": -1, "end": -1, "original": "0.34", "injected": "0.35"}
+    assert quote_matches({"quote": "the value 0.35 is odd"}, short, {}) is None  # too short to match by text
