@@ -45,6 +45,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from corpora.citation_normalization import CitationFields, normalize_text  # noqa: E402
 from corpora.citeintegrity_suite import (  # noqa: E402
     SAMPLE_SUITE_PATH,
     SuiteConfig,
@@ -56,7 +57,6 @@ from corpora.citeintegrity_suite import (  # noqa: E402
 from corpora.hallmark import load_hallmark_jsonl  # noqa: E402
 from corpora.real_reference import Reference  # noqa: E402
 from storage.records import Item  # noqa: E402
-from verifiers.citation_normalize import CitationFields, normalize  # noqa: E402
 from verifiers.citeintegrity_rules import RULES, Calibration, calibrate, features, retrieve, rule_score  # noqa: E402
 from verifiers.index_build import IndexSource, build_index, write_index  # noqa: E402
 from verifiers.index_readers import read_source  # noqa: E402
@@ -114,7 +114,7 @@ def auroc(scores: np.ndarray, z: np.ndarray) -> float:
 def delete_budget(title: str, budget: int, source_id: str) -> str:
     """Delete `budget` alphabetic characters of the normalized title at positions from a list
     shuffled with seed 20261101 + the source's id; budgets are nested; one letter always stays."""
-    norm = normalize(title)
+    norm = normalize_text(title)
     letters = [i for i, c in enumerate(norm) if c.isalpha()]
     rng = random.Random(20261101 + int(hashlib.sha256(source_id.encode()).hexdigest()[:8], 16))
     rng.shuffle(letters)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -27,6 +27,26 @@ class CorpusConfig(BaseModel):
     split: str | None = Field(None, description="Split name recorded on items")
 
 
+class PapersConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    paths: list[str] = Field(default_factory=list, description="LaTeX project folders, one paper each; relative to the config file")
+    seed: int = Field(7, description="Seed of the injection schedule and draws")
+    variant: str | None = Field(None, description="Sub-type registry variant (e.g. 'ml')")
+    check_compile: bool = Field(True, description="Compile injected copies when a TeX engine is installed")
+    proposer_model: str | None = Field(None, description="Gateway model for LLM-proposed injections (None: rule injections only)")
+    proposer_api_base: str | None = Field(None, description="API base for the proposer model")
+
+
+class AdjudicationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    panel: list[str | dict[str, Any]] = Field(default_factory=list, description="Judge models for detection matching (cross-family)")
+    escalation: str | dict[str, Any] | None = Field(None, description="Judge given the full paper on a split or unsure panel")
+    low_confidence: float = Field(0.7, description="A panel majority below this mean confidence escalates")
+    fp_panel: list[str | dict[str, Any]] | None = Field(None, description="General false-positive panel (default: panel)")
+    checker_url: str | None = Field(None, description="Checker service URL (default: local sandboxed checks)")
+    cited_texts_dir: str | None = Field(None, description="Folder of <bibkey>.txt with cited works' text")
+
+
 class SystemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(description="Registered system name (see --list-systems)")
@@ -36,7 +56,12 @@ class SystemConfig(BaseModel):
 
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    audit: Literal["citations", "paper_audit"] = Field(
+        "citations", description="citations: verifiers over a citation corpus; paper_audit: reviewers over injected papers"
+    )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    papers: PapersConfig = Field(default_factory=PapersConfig, description="Papers to inject errors into (paper_audit)")
+    adjudication: AdjudicationConfig = Field(default_factory=AdjudicationConfig, description="Judges and checkers (paper_audit)")
     systems: list[SystemConfig] = Field(
         default_factory=lambda: [SystemConfig(name="prescreen"), SystemConfig(name="always_valid")],
         description="Systems to run over the corpus",
@@ -79,6 +104,9 @@ def load_config(path: str | Path | None) -> RunConfig:
     if corpus_path and not Path(corpus_path).is_absolute() and not corpus_path.startswith(("s3://", "file://")):
         candidate = (path.parent / corpus_path).resolve()
         data["corpus"]["path"] = str(candidate if candidate.exists() else Path(corpus_path).resolve())
+    papers = data.get("papers", {})
+    if papers.get("paths"):
+        papers["paths"] = [str(p if Path(p).is_absolute() else (path.parent / p).resolve()) for p in papers["paths"]]
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

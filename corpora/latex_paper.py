@@ -336,6 +336,8 @@ class PaperIndex:
             if span.file == rel and (m := _INLINE_NUMBER_RE.match(text, span.start, span.end)):
                 found.append((m.start(1), m.end(1)))
         for a, b in sorted(found):
+            if re.match(r"\$?\^", text[b : b + 2]):  # the base of a power (10$^3$) is not the quantity
+                continue
             span = Span(rel, a, b)
             s, e = sentence_around(joined, a, b)
             self.numbers.append(Number(span, text[a:b], Span(rel, s, e), self.in_abstract(span)))

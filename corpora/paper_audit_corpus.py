@@ -186,17 +186,24 @@ def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | Non
 
 async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,
                                     corpus: str = "paper_audit", variant: str | None = None,
-                                    check_compile: bool = True) -> LoadedCorpus:  # fmt: skip
+                                    check_compile: bool = True, max_concurrent_papers: int = 8) -> LoadedCorpus:  # fmt: skip
     """Async form of `build_paper_audit_corpus` (for callers already inside an event loop)."""
     engine = tex_engine() if check_compile else None
     items, truth = [], []
     digest = hashlib.sha256(f"{seed}|{variant}".encode())
-    for d in paper_dirs:
-        paper = load_latex_paper(d)
-        use_engine = engine if engine and compiles(paper.files, paper.main_file, engine) else None
+    papers = [load_latex_paper(d) for d in paper_dirs]
+    engines = [engine if engine and compiles(p.files, p.main_file, engine) else None for p in papers]
+    gate = asyncio.Semaphore(max_concurrent_papers)
+
+    async def one(paper: LatexPaper, use_engine: str | None) -> list[PaperCopy]:
+        async with gate:  # papers overlap only while waiting on the proposer
+            return await build_paper_copies(paper, seed, proposer, variant, use_engine)
+
+    built = await asyncio.gather(*(one(p, e) for p, e in zip(papers, engines, strict=True)))
+    for paper, use_engine, copies in zip(papers, engines, built, strict=True):
         for rel in sorted(paper.files):
             digest.update(rel.encode() + b"\0" + paper.raw_bytes(rel))
-        for copy in await build_paper_copies(paper, seed, proposer, variant, use_engine):
+        for copy in copies:
             item, t = copy_rows(paper, copy, corpus, use_engine)
             items.append(item)
             truth.append(t)

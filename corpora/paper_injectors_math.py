@@ -64,7 +64,7 @@ def coefficient_change(paper: LatexPaper) -> list[Proposal]:
     return out
 
 
-_BOUND_RE = re.compile(r"\\(?:sum|prod|int|bigcup|bigcap)\s*(?:\\limits\s*)?[_^]\s*\{?\s*(?:[a-zA-Z]\w*\s*=\s*)?(-?\d+)")
+_BOUND_RE = re.compile(r"\\(?:sum|prod|int|bigcup|bigcap)\s*(?:\\limits\s*)?[_^]\s*\{?\s*(?:[a-zA-Z]\w*\s*=\s*)?(-?\d+)(?![\d.])")
 
 
 def index_bound_shift(paper: LatexPaper) -> list[Proposal]:

@@ -22,7 +22,7 @@ _METHOD = {"observed": "predicted", "observations": "simulations", "observationa
 _POLAR = {"upper": "lower", "increase": "decrease", "increases": "decreases", "increased": "decreased",
           "increasing": "decreasing", "decrease": "increase", "decreases": "increases",
           "decreased": "increased", "decreasing": "increasing", "higher": "lower", "larger": "smaller",
-          "smaller": "larger", "more": "less", "less": "more", "outperform": "underperform",
+          "smaller": "larger", "outperform": "underperform",
           "outperforms": "underperforms", "outperformed": "underperformed", "improve": "degrade",
           "improves": "degrades", "improved": "degraded", "better": "worse", "worse": "better",
           "faster": "slower", "slower": "faster", "positive": "negative", "negative": "positive",
@@ -39,7 +39,7 @@ def _cased(word: str, new: str) -> str:
     return new.capitalize() if word[:1].isupper() else new
 
 
-def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str) -> list[Proposal]:
+def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower_only: bool = False) -> list[Proposal]:
     """Swap words of `table` inside the given (file, start, end) prose spans."""
     pattern = re.compile(r"(?<![\\\w'-])(" + "|".join(sorted(table, key=len, reverse=True)) + r")(?![\w'-])", re.I)
     out: list[Proposal] = []
@@ -49,6 +49,8 @@ def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str) -> li
         for m in pattern.finditer(masked, start, end):
             word = m.group(1)
             if (file, m.start()) in seen or word.lower() not in table or (word != word.lower() and not word.istitle()):
+                continue
+            if lower_only and word != word.lower():
                 continue
             seen.add((file, m.start()))
             new = table[word.lower()]
@@ -80,7 +82,7 @@ def abstract_polarity_flip(paper: LatexPaper) -> list[Proposal]:
 
 def homophone_swap(paper: LatexPaper) -> list[Proposal]:
     spans = [(rel, 0, len(text)) for rel, text in paper.index.masked.items()]
-    return _word_swaps(paper, _HOMOPHONES, spans, "homophone swap")
+    return _word_swaps(paper, _HOMOPHONES, spans, "homophone swap", lower_only=True)
 
 
 def ref_label_typo(paper: LatexPaper) -> list[Proposal]:

@@ -117,3 +117,13 @@ def test_skipped_injection_has_a_reason():
     skipped = [s for k in (1, 2, 3) for s in truth[f"neural-fingerprints-2015/copy-{k}"]["skipped"]]
     assert [(s["error_type"], s["severity"]) for s in skipped] == [("mathematics", "S3")]
     assert "no eligible place in the paper" in skipped[0]["reason"]
+
+
+def test_ml_variant_never_uses_dimensional_absurdity():
+    for seed in range(6):
+        corpus = build_paper_audit_corpus([EXAMPLE], seed=seed, variant="ml")
+        _, truth = _rows(corpus)
+        subtypes = [i["subtype"] for t in truth.values() for i in t["injections"]]
+        assert len(subtypes) == 12 and "dimensional_absurdity" not in subtypes
+        math_s3 = [i for t in truth.values() for i in t["injections"] if (i["error_type"], i["severity"]) == ("mathematics", "S3")]
+        assert [i["subtype"] in ("wrong_plausible_formula", "false_limit_exponent") for i in math_s3] == [True]
