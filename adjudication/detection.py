@@ -97,6 +97,9 @@ class DetectionMatcher:
                     {"matched_by": "quote", "escalated": False, "unanimous": True}  # fmt: skip
         fields = {k: injection.get(k, "") for k in ("injection_id", "error_type", "severity", "subtype", "file",
                                                     "start", "end", "original", "injected", "rationale")}  # fmt: skip
+        if not self.panel and self.escalation is None:
+            # Quote matching only (no judges configured): an injection no flag quotes is missed.
+            return "missed", [], {"matched_by": "quote_only", "escalated": False, "unanimous": True}
         prompt = DETECTION_PROMPT.format(review=render_review(detail), paper="", **fields)
         votes = list(await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel)))
         verdict, unanimous, confidence = majority(votes)

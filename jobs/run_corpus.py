@@ -24,7 +24,7 @@ from cluster.run_plan import plan_run  # noqa: E402
 from cluster.run_services import build_services, release_services, resolve_cache_dir  # noqa: E402
 from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
 from corpora import load_corpus  # noqa: E402
-from scoring.run_summary import summarize_citation_runs  # noqa: E402
+from scoring.run_summary import summarize_citation_runs, summarize_paper_runs  # noqa: E402
 from storage.store import Store, spent_so_far  # noqa: E402
 from storage.tracking import default_tracking_uri  # noqa: E402
 from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
@@ -121,6 +121,47 @@ def init_ray(address: str | None) -> None:
         ray.init(include_dashboard=False, logging_level="WARNING", job_config=job_config)
 
 
+def build_paper_corpus(config: RunConfig):
+    """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
+    from corpora.paper_audit_corpus import build_paper_audit_corpus
+    from corpora.paper_llm_proposer import LLMProposer
+
+    if not config.papers.paths:
+        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
+    proposer = None
+    if config.papers.proposer_model:
+        from clients.llm_gateway import LLMGateway
+
+        services = build_services(config.llm, "paper-injection")["llm"]
+        gateway = LLMGateway(config.papers.proposer_model, services, api_base=config.papers.proposer_api_base,
+                             cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
+        proposer = LLMProposer(gateway)
+    print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
+    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                    check_compile=config.papers.check_compile)  # fmt: skip
+
+
+def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> dict:
+    """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
+    from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+
+    adj = config.adjudication
+    settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
+                                       low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
+                                       checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
+    services = build_services(config.llm, "paper-adjudication")
+    try:
+        verdicts = {}
+        for run in plan.runs:
+            print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
+            verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
+                                                        settings, services=services["llm"], cache_dir=cache_dir)  # fmt: skip
+        return verdicts
+    finally:
+        release_services(services)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
@@ -129,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.list_systems:
             return list_systems(config.plugins)
         load_plugins(config.plugins)
-        corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
+        if config.audit == "paper_audit":
+            init_ray(config.ray_address)
+            corpus = build_paper_corpus(config)
+        else:
+            corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
     except (ConfigError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -177,13 +222,21 @@ def main(argv: list[str] | None = None) -> int:
         for ctx in contexts:
             release_services(ctx.services)
     tracking_uri = config.tracking_uri or default_tracking_uri()
+    tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
-        summary = summarize_citation_runs(
-            plan.store, plan.runs, corpus.truth, failed=outcome.failed,
-            tracking_uri=None if tracking_uri.lower() == "none" else tracking_uri,
-            experiment=config.experiment, eval_mode=config.eval_mode, bootstrap=config.bootstrap,
-            work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
-        )  # fmt: skip
+        if config.audit == "paper_audit":
+            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir)
+            summary = summarize_paper_runs(
+                plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
+                experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),
+                elapsed_s=time.monotonic() - started,
+            )  # fmt: skip
+        else:
+            summary = summarize_citation_runs(
+                plan.store, plan.runs, corpus.truth, failed=outcome.failed, tracking_uri=tracking_uri,
+                experiment=config.experiment, eval_mode=config.eval_mode, bootstrap=config.bootstrap,
+                work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
+            )  # fmt: skip
     print(summary.render(), flush=True)
     if outcome.stopped_by_budget:
         return EXIT_BUDGET
