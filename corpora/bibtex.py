@@ -12,7 +12,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, ParsingFailedBlock
 
-from corpora.loaded_corpus import LoadedCorpus, LoadError, file_version
+from corpora.loaded_corpus import LoadedCorpus, LoadError, corpus_file, file_version
 from storage.records import Item
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
@@ -20,9 +20,7 @@ from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 def load_bibtex(
     path: str | Path, corpus: str | None = None, split: str | None = None, version: str | None = None
 ) -> LoadedCorpus:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus file not found: {path}")
+    path = corpus_file(path)
     name = corpus or path.stem
     library = bibtexparser.parse_string(path.read_text(encoding="utf-8", errors="replace"))
     rows, errors = [], []

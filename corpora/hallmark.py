@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from corpora.loaded_corpus import LoadedCorpus, LoadError, file_version
+from corpora.loaded_corpus import LoadedCorpus, LoadError, corpus_file, file_version
 from storage.records import Item
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
@@ -21,9 +21,7 @@ TRUTH_LABELS = ("VALID", "HALLUCINATED")
 def load_hallmark_jsonl(
     path: str | Path, corpus: str | None = None, split: str | None = None, version: str | None = None
 ) -> LoadedCorpus:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus file not found: {path}")
+    path = corpus_file(path)
     name = corpus or path.stem
     items: list[dict[str, Any]] = []
     truth: list[dict[str, Any]] = []

@@ -39,3 +39,11 @@ class LoadedCorpus:
 def file_version(path: Path) -> str:
     """A corpus version that changes whenever the file does: the first 12 hex of its SHA-256."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def corpus_file(path: str | Path) -> Path:
+    """The corpus file a loader reads, or a clear error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus file not found: {path}")
+    return path

@@ -12,17 +12,16 @@ failure is counted apart and is never a verdict. Confidence is P(predicted label
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 from clients.errors import ClientError, ParseError
-from clients.llm_budget import BudgetExhausted
-from clients.llm_gateway import LLMGateway, LLMServices
+from clients.llm_gateway import LLMGateway
 from clients.llm_json import ParseStats, parse_json_answer
 from clients.llm_request import LLMResponse, prompt_hash
 from storage.records import LABELS, Item, Output
 from verifiers.citation_entry import CitationEntry
+from verifiers.llm_batch import gateway_from_context, run_batch
 from verifiers.registry import package, system
 from verifiers.system import RunContext
 
@@ -146,10 +145,6 @@ def provenance(response: LLMResponse, template_hash: str) -> dict[str, Any]:
     }
 
 
-def budget_failure(item_id: str, reason: str, left: int, total: int) -> Output:
-    return Output.failed(item_id, f"{reason}; {left} of {total} items in this batch not done", "budget")
-
-
 class LLMZeroShotVerifier:
     """Zero-shot LLM verifier; one gateway per worker, built from the run context on first use."""
 
@@ -171,32 +166,13 @@ class LLMZeroShotVerifier:
 
     def gateway(self, ctx: RunContext) -> LLMGateway:
         if self._gateway is None:
-            services = ctx.services.get("llm") or LLMServices(limiter=ctx.services.get("rate_limiter"))
-            self._gateway = LLMGateway(self.model, services, api_base=self.api_base, api_key_env=self.api_key_env,
-                                       cache_dir=ctx.cache_dir, price_override=self.price_override)  # fmt: skip
+            self._gateway = gateway_from_context(ctx, self.model, api_base=self.api_base, api_key_env=self.api_key_env,
+                                                 price_override=self.price_override)  # fmt: skip
         return self._gateway
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         gateway = self.gateway(ctx)
-        slots = asyncio.Semaphore(gateway.services.concurrency)
-        stop: list[str] = []
-
-        async def one(item: Item) -> Output:
-            async with slots:
-                if stop:
-                    return Output.failed(item.item_id, stop[0], "budget")
-                try:
-                    return await self.verify(item, gateway)
-                except BudgetExhausted as exc:
-                    stop.append(str(exc))
-                    return Output.failed(item.item_id, str(exc), "budget")
-
-        outputs = await asyncio.gather(*(one(i) for i in items))
-        if stop:
-            left = sum(o.error_kind == "budget" for o in outputs)
-            outputs = [budget_failure(o.item_id, stop[0], left, len(items)) if o.error_kind == "budget" else o
-                       for o in outputs]  # fmt: skip
-        return list(outputs)
+        return await run_batch(items, gateway, lambda item: self.verify(item, gateway))
 
     async def verify(self, item: Item, gateway: LLMGateway) -> Output:
         """One item; raises only `BudgetExhausted` (the caller stops the batch)."""

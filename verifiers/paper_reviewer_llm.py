@@ -17,16 +17,15 @@ parse method is recorded. A copy the model cannot be asked about is `Output.fail
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
 from clients.errors import ClientError, ParseError
-from clients.llm_budget import BudgetExhausted
-from clients.llm_gateway import LLMGateway, LLMServices
+from clients.llm_gateway import LLMGateway
 from clients.llm_json import parse_json_answer
 from clients.llm_request import prompt_hash
 from storage.records import Item, Output
+from verifiers.llm_batch import gateway_from_context, run_batch
 from verifiers.registry import package, system
 from verifiers.system import RunContext
 
@@ -188,9 +187,7 @@ class PaperReviewerLLM:
 
     def gateway(self, ctx: RunContext) -> LLMGateway:
         if self._gateway is None:
-            services = ctx.services.get("llm") or LLMServices(limiter=ctx.services.get("rate_limiter"))
-            self._gateway = LLMGateway(self.model, services, api_base=self.api_base,
-                                       api_key_env=self.api_key_env, cache_dir=ctx.cache_dir)  # fmt: skip
+            self._gateway = gateway_from_context(ctx, self.model, api_base=self.api_base, api_key_env=self.api_key_env)
         return self._gateway
 
     def messages(self, item: Item) -> list[dict[str, Any]]:
@@ -199,20 +196,7 @@ class PaperReviewerLLM:
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         gateway = self.gateway(ctx)
-        slots = asyncio.Semaphore(gateway.services.concurrency)
-        stop: list[str] = []
-
-        async def one(item: Item) -> Output:
-            async with slots:
-                if stop:
-                    return Output.failed(item.item_id, stop[0], "budget")
-                try:
-                    return await self.review(item, gateway)
-                except BudgetExhausted as exc:
-                    stop.append(str(exc))
-                    return Output.failed(item.item_id, str(exc), "budget")
-
-        return list(await asyncio.gather(*(one(i) for i in items)))
+        return await run_batch(items, gateway, lambda item: self.review(item, gateway))
 
     async def review(self, item: Item, gateway: LLMGateway) -> Output:
         if item.load_error or not item.payload.get("files"):
