@@ -43,17 +43,27 @@ def main() -> None:
     p.add_argument("--system", default="prescreen")
     p.add_argument("--shard-size", type=int, default=250)
     p.add_argument("--workers", default="1,2")
+    p.add_argument("--args", default="{}", help="system factory arguments as JSON")
+    p.add_argument("--index-from-dev", action="store_true",
+                   help="build an offline index of dev_public's VALID entries and pass it as index_path (field_match)")
     args = p.parse_args()
     ray.init(include_dashboard=False, logging_level="ERROR")
     with tempfile.TemporaryDirectory() as tmp:
         corpus_path = Path(tmp) / "bench.jsonl"
         build_corpus(corpus_path, args.items)
         corpus = load_hallmark_jsonl(corpus_path)
+        system_args = json.loads(args.args)
+        if args.index_from_dev:
+            from verifiers.index_build import IndexSource, build_index
+
+            index_path = Path(tmp) / "index.parquet"
+            build_index([IndexSource("hallmark", str(SHARED))], index_path)
+            system_args["index_path"] = str(index_path)
         print(f"{'workers':>7} {'items':>7} {'shards':>6} {'seconds':>8} {'items/s':>9}")
         for workers in (int(w) for w in args.workers.split(",")):
             config = RunConfig(storage=str(Path(tmp) / f"runs-{workers}"), shard_size=args.shard_size,
-                               systems=[{"name": args.system}], workers=workers)  # fmt: skip
-            specs = [SystemSpec(args.system)]
+                               systems=[{"name": args.system, "args": system_args}], workers=workers)  # fmt: skip
+            specs = [SystemSpec(args.system, system_args)]
             plan = plan_run(config, corpus, specs, make_context=functools.partial(RunContext, snapshot=config.snapshot))
             started = time.perf_counter()
             outcome = run_shard_tasks(plan.tasks, corpus.items, build=functools.partial(build_system),

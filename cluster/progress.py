@@ -21,6 +21,7 @@ class Progress:
         self._skipped_items = skipped_items
         self._start = time.monotonic()
         self._last_print = 0.0
+        self._last_printed_done = -1
         self._every = every_s
         self._stream = stream or sys.stdout
 
@@ -50,7 +51,10 @@ class Progress:
         )
 
     def maybe_print(self, force: bool = False) -> None:
+        """At most every `every_s` when work finished since the last line; a heartbeat every 15 x that."""
         now = time.monotonic()
-        if force or now - self._last_print >= self._every:
-            self._last_print = now
+        since = now - self._last_print
+        changed = self.done_items != self._last_printed_done
+        if force or (changed and since >= self._every) or since >= 15 * self._every:
+            self._last_print, self._last_printed_done = now, self.done_items
             print(self.line(), file=self._stream, flush=True)

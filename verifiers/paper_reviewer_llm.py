@@ -175,7 +175,8 @@ class PaperReviewerLLM:
 
     def __init__(self, model: str, *, prompt_style: str = "free_form", api_base: str | None = None,
                  api_key_env: str | None = None, temperature: float | None = 0.0, seed: int | None = 42,
-                 max_tokens: int = 8192, name: str = "paper_reviewer_llm") -> None:  # fmt: skip
+                 max_tokens: int = 8192, max_paper_chars: int | None = None,
+                 name: str = "paper_reviewer_llm") -> None:  # fmt: skip
         if prompt_style not in PROMPTS:
             raise ValueError(f"prompt_style must be one of {sorted(PROMPTS)}")
         self.name, self.model, self.prompt_style = name, model, prompt_style
@@ -183,6 +184,7 @@ class PaperReviewerLLM:
         params = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self.params = {k: v for k, v in params.items() if v is not None}
         self.template_hash = prompt_hash(PROMPTS[prompt_style])
+        self.max_paper_chars = max_paper_chars
         self._gateway: LLMGateway | None = None
 
     def gateway(self, ctx: RunContext) -> LLMGateway:
@@ -190,9 +192,16 @@ class PaperReviewerLLM:
             self._gateway = gateway_from_context(ctx, self.model, api_base=self.api_base, api_key_env=self.api_key_env)
         return self._gateway
 
+    def paper(self, item: Item) -> tuple[str, bool]:
+        """The paper as the model sees it; cut to `max_paper_chars` for small-context models."""
+        text = paper_text(item.payload)
+        if self.max_paper_chars is None or len(text) <= self.max_paper_chars:
+            return text, False
+        return text[: self.max_paper_chars] + "\n[... paper truncated to fit the model's context ...]", True
+
     def messages(self, item: Item) -> list[dict[str, Any]]:
         return [{"role": "user", "content": f"{PROMPTS[self.prompt_style]}\n\n--- PAPER (LaTeX source) ---\n"
-                                            f"{paper_text(item.payload)}"}]  # fmt: skip
+                                            f"{self.paper(item)[0]}"}]  # fmt: skip
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         gateway = self.gateway(ctx)
@@ -209,7 +218,7 @@ class PaperReviewerLLM:
             return Output(item.item_id, error="empty review", error_kind="parse", model_id=response.model_id)
         text, flags, method = read_review(item.item_id, response.text or "", self.prompt_style)
         detail = {"review_text": text, "prompt_style": self.prompt_style, "flags": flags, "flags_from": method,
-                  "finish_reason": response.finish_reason, **self.params}  # fmt: skip
+                  "finish_reason": response.finish_reason, "paper_truncated": self.paper(item)[1], **self.params}  # fmt: skip
         return Output(item.item_id, detail=detail, api_sources_queried=[self.model], api_calls=1,
                       model_id=response.model_id, prompt_hash=self.template_hash, tokens_in=response.tokens_in,
                       tokens_out=response.tokens_out, cost_usd=response.cost_usd, latency_s=response.latency_s,
@@ -220,6 +229,8 @@ class PaperReviewerLLM:
         description="single-model paper reviewer (free_form | concise_structured | structured prompt)")  # fmt: skip
 def build_paper_reviewer_llm(model: str, prompt_style: str = "free_form", api_base: str | None = None,
                              api_key_env: str | None = None, temperature: float | None = 0.0,
-                             seed: int | None = 42, max_tokens: int = 8192) -> PaperReviewerLLM:  # fmt: skip
+                             seed: int | None = 42, max_tokens: int = 8192,
+                             max_paper_chars: int | None = None) -> PaperReviewerLLM:  # fmt: skip
     return PaperReviewerLLM(model, prompt_style=prompt_style, api_base=api_base, api_key_env=api_key_env,
-                            temperature=temperature, seed=seed, max_tokens=max_tokens)  # fmt: skip
+                            temperature=temperature, seed=seed, max_tokens=max_tokens,
+                            max_paper_chars=max_paper_chars)  # fmt: skip
