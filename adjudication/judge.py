@@ -30,7 +30,11 @@ class JudgeSpec:
     self-preference statistics group on. Defaults to the provider prefix of `model`."""
     api_base: str | None = None
     api_key_env: str | None = None
-    params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0, "seed": 42, "max_tokens": 1024})
+    params: dict[str, Any] = field(default_factory=lambda: {
+        "temperature": 0.0, "seed": 42, "max_tokens": 1024,
+        # Judges answer one JSON object: ask for JSON mode (llama.cpp constrains it by grammar).
+        "response_format": {"type": "json_object"},
+    })  # fmt: skip
 
     @property
     def family_name(self) -> str:

@@ -71,6 +71,7 @@ class LlamaCppBackend:
                     messages=request.messages, temperature=params.get("temperature", 0.0),
                     top_p=params.get("top_p", 1.0), seed=params.get("seed", self.seed),
                     max_tokens=int(max_tokens), stop=params.get("stop"),
+                    response_format=params.get("response_format"),  # json_object: grammar-constrained JSON
                 )  # fmt: skip
             except ValueError as exc:  # e.g. prompt longer than the context window
                 raise BadRequestError(str(exc)[:300], source=self.model_id) from exc
