@@ -58,8 +58,9 @@ def dose_response(rows: Rows, path: Path) -> Path:
         ax.set_xlabel("severity (subtle → blatant)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("detection rate")
-    if systems:
-        axes[-1].legend(fontsize=7, loc="lower right")
+    labelled = [ax for ax in axes if ax.get_legend_handles_labels()[0]]
+    if labelled:  # reviewers with no scored injection in any panel draw no line
+        labelled[-1].legend(fontsize=7, loc="lower right")
     fig.suptitle("Detection vs severity (paper-bootstrap 95% CI)" if systems else "Detection vs severity: no data")
     return _save(fig, path)
 
