@@ -97,6 +97,9 @@ class DetectionMatcher:
                     {"matched_by": "quote", "escalated": False, "unanimous": True}  # fmt: skip
         fields = {k: injection.get(k, "") for k in ("injection_id", "error_type", "severity", "subtype", "file",
                                                     "start", "end", "original", "injected", "rationale")}  # fmt: skip
+        if not detail.get("flags") and (detail.get("prompt_style") == "mechanical" or not detail.get("review_text", "").strip()):
+            # Nothing was raised (a mechanical review's findings are its flags): nothing to ask judges about.
+            return "missed", [], {"matched_by": "no_findings", "escalated": False, "unanimous": True}
         if not self.panel and self.escalation is None:
             # Quote matching only (no judges configured): an injection no flag quotes is missed.
             return "missed", [], {"matched_by": "quote_only", "escalated": False, "unanimous": True}

@@ -38,7 +38,9 @@ def outputs() -> list[dict]:
          "description": "total wrong", "check": None}]})
     review_c = Output("P1/copy-1", detail={"review_text": "Nice paper.", "prompt_style": "free_form", "flags": []})
     failed = Output.failed("P1/copy-1", "provider timed out", "provider")
-    return [review_a.to_row("run-a", "rev-A", 0), failed.to_row("run-b", "rev-B", 0), review_c.to_row("run-c", "rev-C", 0)]
+    review_d = Output("P1/copy-1", detail={"review_text": "", "prompt_style": "mechanical", "flags": []})
+    return [review_a.to_row("run-a", "rev-A", 0), failed.to_row("run-b", "rev-B", 0), review_c.to_row("run-c", "rev-C", 0),
+            review_d.to_row("run-d", "rev-D", 0)]
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +61,15 @@ def row(table, system: str, n: int) -> tuple[str, list[dict], dict]:
 
 def test_every_reviewer_and_injection_has_one_verdict_row(verdicts):
     assert verdicts.schema.equals(VERDICT_SCHEMA, check_metadata=True)
-    assert verdicts.num_rows == 9 and set(verdicts.column("unit_kind").to_pylist()) == {"injection"}
+    assert verdicts.num_rows == 12 and set(verdicts.column("unit_kind").to_pylist()) == {"injection"}
     assert {(r["system"], r["run_id"]) for r in verdicts.to_pylist()} == {("rev-A", "run-a"), ("rev-B", "run-b"),
-                                                                         ("rev-C", "run-c")}
+                                                                         ("rev-C", "run-c"), ("rev-D", "run-d")}
+
+
+def test_a_review_that_raised_nothing_misses_every_injection_without_judges(verdicts):
+    for n in (1, 2, 3):
+        outcome, votes, detail = row(verdicts, "rev-D", n)
+        assert (outcome, votes, detail["matched_by"]) == ("missed", [], "no_findings")
 
 
 def test_a_flag_quoting_the_injected_span_is_detected_without_judges(verdicts):
