@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from adjudication.judge import JudgeSpec
-from tests.clients.test_llm_replay_server import replay_server
+from tests.helpers.replay_server import replay_server
 
 
 def says(contains: str, **answer: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from clients.llm_gateway import LLMGateway, LLMServices
 from clients.llm_litellm import classify_litellm_error
 from clients.retry import RetryPolicy
 from cluster.rate_limiter import LimiterClient
-from tests.clients.test_llm_replay_server import replay_server, server_stats
+from tests.helpers.replay_server import replay_server, server_stats
 
 ANSWER = '{"label": "VALID", "confidence": 0.9}'
 MSG = [{"role": "user", "content": "check this"}]

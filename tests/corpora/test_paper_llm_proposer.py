@@ -6,8 +6,8 @@ from clients.llm_gateway import LLMGateway, LLMServices
 from clients.retry import RetryPolicy
 from corpora.paper_audit_corpus import build_paper_audit_corpus
 from corpora.paper_llm_proposer import LLMProposer, ProposalParseError, parse_proposal
-from tests.clients.test_llm_replay_server import replay_server, server_stats
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.replay_server import replay_server, server_stats
 
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
 ORIGINAL = "we estimate the parameters by least squares"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.clients.test_llm_replay_server import replay_server, server_stats
+from tests.helpers.replay_server import replay_server, server_stats
 from tests.helpers.run_job import run_job
 
 pytestmark = pytest.mark.heavy

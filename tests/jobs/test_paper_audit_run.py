@@ -9,8 +9,8 @@ import json
 import pytest
 
 from storage.store import Store
-from tests.clients.test_llm_replay_server import replay_server
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.replay_server import replay_server
 from tests.helpers.run_job import run_job
 
 pytestmark = pytest.mark.heavy

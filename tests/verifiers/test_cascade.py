@@ -6,7 +6,7 @@ import asyncio
 
 from clients.llm_gateway import LLMServices
 from storage.records import Item
-from tests.clients.test_llm_replay_server import replay_server, server_stats
+from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

@@ -10,7 +10,7 @@ from clients.bib_record import Author, BibRecord
 from clients.errors import SourceOutageError
 from clients.llm_gateway import LLMServices
 from storage.records import Item
-from tests.clients.test_llm_replay_server import replay_server, server_stats
+from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.llm_agentic import aggregate
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
