@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     specs = [SystemSpec(s.name, s.args, s.label) for s in config.systems]
     for spec in specs:
         try:
-            reasons = get_entry(spec.name).unavailable_reasons(spec.args)
+            reasons = get_entry(spec.name).unavailable_reasons()
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return EXIT_BAD_INPUT

@@ -99,11 +99,6 @@ METRIC_SCHEMA = pa.schema(
 )
 
 
-def empty_table(schema: pa.Schema) -> pa.Table:
-    """A zero-row table of `schema`."""
-    return schema.empty_table()
-
-
 def table_from_rows(rows: list[dict], schema: pa.Schema) -> pa.Table:
     """Build a table of `schema` from dict rows; missing keys become nulls, unknown keys are an error."""
     names = set(schema.names)

@@ -68,9 +68,8 @@ class SystemEntry:
     requires: tuple[Requirement, ...]
     description: str
 
-    def unavailable_reasons(self, args: dict[str, Any] | None = None) -> list[str]:
-        reasons = [r for r in (req.unmet_reason() for req in self.requires) if r]
-        return reasons
+    def unavailable_reasons(self) -> list[str]:
+        return [r for r in (req.unmet_reason() for req in self.requires) if r]
 
 
 @dataclass(frozen=True)
@@ -106,8 +105,8 @@ def system(
     def register(factory: SystemFactory) -> SystemFactory:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
             raise ValueError(f"system '{name}' is already registered by {_REGISTRY[name].factory.__module__}")
-        doc = description or (factory.__doc__ or "").strip().splitlines()[0:1]
-        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc if isinstance(doc, str) else "".join(doc))
+        doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
+        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc)
         return factory
 
     return register
@@ -135,7 +134,7 @@ def build_system(spec: SystemSpec, plugins: tuple[str, ...] = ()) -> System:
     """Build the system a spec names. Raises with the reason when it cannot run here."""
     load_plugins(plugins)
     entry = get_entry(spec.name)
-    reasons = entry.unavailable_reasons(spec.args)
+    reasons = entry.unavailable_reasons()
     if reasons:
         raise RuntimeError(f"system '{spec.name}' is not available here: {'; '.join(reasons)}")
     return entry.factory(**spec.args)
