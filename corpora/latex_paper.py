@@ -7,6 +7,10 @@ collects the `.bib` files named by `\\bibliography`, `\\addbibresource` or ReSci
 header), the folder's other non-root `.tex` files are taken as loaded by it (ReScience
 `metadata.tex`). Sources keep their exact text (`newline=""`; UTF-8, else Latin-1).
 
+Every path read comes from the paper, so each is contained: an absolute path, a `..` climbing
+out, or a symlink whose target lies outside the folder is refused unread and recorded in
+`LatexPaper.refused` with its file, line and reason.
+
 `PaperIndex` lists, per compiled file, char spans of: comments, display and inline maths,
 tables (tabular environments), citation commands with their keys, labels, references, the
 abstract, section headings, prose sentences, and numbers in prose with their sentence. Spans are
@@ -16,6 +20,7 @@ abstract, section headings, prose sentences, and numbers in prose with their sen
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -105,6 +110,19 @@ class Number:
     in_abstract: bool
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A path the paper names that was not read: `target` as written, at `file`:`line` (0: found by a scan)."""
+
+    file: str
+    line: int
+    target: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: '{self.target}' refused: {self.reason}"
+
+
 @dataclass
 class LatexPaper:
     """A paper's sources: `files` maps relpath -> exact text; `compiled` is the loaded order."""
@@ -117,6 +135,7 @@ class LatexPaper:
     bib_files: list[str]
     missing: list[str] = field(default_factory=list)
     encodings: dict[str, str] = field(default_factory=dict)
+    refused: list[Refused] = field(default_factory=list)
 
     @cached_property
     def index(self) -> PaperIndex:
@@ -140,29 +159,56 @@ def strip_comments(text: str) -> str:
     return re.sub(r"(?<!\\)%[^\n]*", lambda m: " " * len(m.group(0)), text)
 
 
-def _resolve(root: Path, base_dir: str, name: str, ext: str) -> str | None:
+def contained(root: Path, rel: str) -> tuple[str | None, str | None]:
+    """(`rel` resolved, relative to `root`; None) when it stays in the folder once links are followed,
+    else (None, why it is refused). The file need not exist."""
+    if Path(rel).is_absolute():
+        return None, "absolute path"
+    try:
+        real_root, target = root.resolve(), (root / rel).resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop
+        return None, f"cannot be resolved ({exc})"
+    if target != real_root and real_root not in target.parents:
+        lexical = Path(os.path.normpath(root / rel))
+        inside = lexical == root or root in lexical.parents
+        return None, "a symlink to a file outside the paper folder" if inside else "climbs out of the paper folder"
+    return str(target.relative_to(real_root)), None
+
+
+def _resolve(root: Path, base_dir: str, name: str, ext: str) -> tuple[str | None, tuple[str, str] | None]:
+    """The file `name` (with `ext` added when missing) names, relative to root; else (None, None when
+    missing, or (the first path refused, why))."""
     name = name.strip()
     candidates = [name] if name.endswith(ext) else [name + ext, name]
+    refusal = None
     for cand in candidates:
         for rel in (str(Path(base_dir) / cand), cand):
-            p = (root / rel).resolve()
-            if p.is_file() and root.resolve() in p.parents:
-                return str(p.relative_to(root.resolve()))
-    return None
+            inside, reason = contained(root, rel)
+            if inside is None:
+                refusal = refusal or (os.path.normpath(rel), reason or "")
+            elif (root / inside).is_file():
+                return inside, None
+    return None, refusal
 
 
 def find_main_file(root: Path) -> str:
     """The main file of the project in `root` (see the module docstring for the order of rules)."""
     meta = root / "meta.json"
-    if meta.is_file():
-        name = Path(json.loads(meta.read_text(encoding="utf-8")).get("path_in_repo", "")).name
-        if name and (root / name).is_file():
+    if meta.is_file() and contained(root, "meta.json")[0] is not None:
+        try:
+            name = Path(str(json.loads(meta.read_text(encoding="utf-8")).get("path_in_repo", ""))).name
+        except (ValueError, AttributeError):  # unreadable meta.json: find the main file by its content
+            name = ""
+        if name and contained(root, name)[0] is not None and (root / name).is_file():
             return name
     roots = []
     for p in sorted(root.rglob("*.tex")):
+        rel = str(p.relative_to(root))
+        if contained(root, rel)[0] is None or not p.is_file():
+            continue
         text = strip_comments(_read(p)[0])
         if "\\documentclass" in text and "\\begin{document}" in text:
-            roots.append(str(p.relative_to(root)))
+            roots.append(rel)
     if not roots:
         raise FileNotFoundError(f"{root}: no .tex file with \\documentclass and \\begin{{document}}")
     for name in MAIN_NAMES:
@@ -175,11 +221,27 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
     """Load the LaTeX project in folder `root` (main file found when not given)."""
     root = Path(root)
     main = main_file or find_main_file(root)
+    inside, reason = contained(root, main)
+    if inside is None:
+        raise ValueError(f"{root}: main file '{main}' refused: {reason}")
     files: dict[str, str] = {}
     encodings: dict[str, str] = {}
     compiled: list[str] = []
     bibs: list[str] = []
     missing: list[str] = []
+    refused: list[Refused] = []
+    refused_paths: set[str] = set()  # refused once, not again by the fallback scan
+
+    def find(rel: str, m: re.Match, name: str, ext: str) -> str | None:
+        target, refusal = _resolve(root, str(Path(main).parent), name, ext)
+        if target is None:
+            line = files[rel].count("\n", 0, m.start()) + 1
+            if refusal is not None:
+                refused_paths.add(refusal[0])
+                refused.append(Refused(rel, line, name.strip(), refusal[1]))
+            else:
+                missing.append(name.strip())
+        return target
 
     def visit(rel: str) -> None:
         if rel in files:
@@ -189,28 +251,26 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
         compiled.append(rel)
         clean = strip_comments(text)
         for m in _INPUT_RE.finditer(clean):
-            target = _resolve(root, str(Path(main).parent), m.group(2), ".tex")
-            if target is None:
-                missing.append(m.group(2).strip())
-            else:
+            if (target := find(rel, m, m.group(2), ".tex")) is not None:
                 visit(target)
         for m in list(_BIB_RE.finditer(clean)) + list(_RESCIENCE_BIB_RE.finditer(clean)):
             for name in m.group(1).split(","):
-                target = _resolve(root, str(Path(main).parent), name, ".bib")
-                if target is None:
-                    missing.append(name.strip())
-                elif target not in bibs:
+                if (target := find(rel, m, name, ".bib")) is not None and target not in bibs:
                     bibs.append(target)
 
     visit(main)
-    if missing:  # a template header we do not have: take the folder's orphan non-root .tex as loaded
+    if missing or refused:  # a template header we do not have: take the folder's orphan non-root .tex as loaded
         for p in sorted(root.rglob("*.tex")):
             rel = str(p.relative_to(root))
-            if rel not in files and "\\documentclass" not in strip_comments(_read(p)[0]):
+            if rel in files or rel in refused_paths:
+                continue
+            if (reason := contained(root, rel)[1]) is not None:
+                refused.append(Refused(rel, 0, rel, reason))
+            elif p.is_file() and "\\documentclass" not in strip_comments(_read(p)[0]):
                 visit(rel)
     for rel in bibs:
         files[rel], encodings[rel] = _read(root / rel)
-    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings)
+    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings, refused)
 
 
 def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:

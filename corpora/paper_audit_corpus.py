@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.latex_paper import LatexPaper, load_latex_paper
-from corpora.loaded_corpus import LoadedCorpus
+from corpora.loaded_corpus import LoadedCorpus, LoadError
 from corpora.paper_injectors import RULES, Proposal
 from corpora.paper_llm_proposer import LLMProposer, ProposalParseError
 from corpora.paper_schedule import paper_rng, severity_schedule
@@ -191,7 +191,7 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
     engine = tex_engine() if check_compile else None
     items, truth = [], []
     digest = hashlib.sha256(f"{seed}|{variant}".encode())
-    papers = [load_latex_paper(d) for d in paper_dirs]
+    papers, errors = _load_papers(paper_dirs)
     engines = [engine if engine and compiles(p.files, p.main_file, engine) else None for p in papers]
     gate = asyncio.Semaphore(max_concurrent_papers)
 
@@ -209,7 +209,35 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
             truth.append(t)
     digest.update(SUBTYPES_PATH.read_bytes())
     return LoadedCorpus(corpus, digest.hexdigest()[:12], None, table_from_rows(items, ITEM_SCHEMA),
-                        table_from_rows(truth, TRUTH_SCHEMA))  # fmt: skip
+                        table_from_rows(truth, TRUTH_SCHEMA), errors)  # fmt: skip
+
+
+def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], list[LoadError]]:
+    """One paper per distinct folder; ids are folder names, suffixed `~2`, `~3`... when two folders share one.
+
+    A folder listed twice is loaded once (auditing it twice would pay twice for one paper); paths
+    the papers name but that were refused are returned as load errors (no item is lost to them).
+    """
+    papers: list[LatexPaper] = []
+    errors: list[LoadError] = []
+    seen: dict[Path, str] = {}
+    taken: set[str] = set()
+    for d in paper_dirs:
+        real = Path(d).resolve()
+        if real in seen:
+            errors.append(LoadError(str(d), 0, f"paper folder listed twice (already loaded as '{seen[real]}'): loaded once"))
+            continue
+        base = paper_id = Path(d).name
+        n = 1
+        while paper_id in taken:
+            n += 1
+            paper_id = f"{base}~{n}"
+        taken.add(paper_id)
+        seen[real] = paper_id
+        paper = load_latex_paper(d, paper_id=paper_id)
+        papers.append(paper)
+        errors.extend(LoadError(str(Path(d) / r.file), r.line, f"'{r.target}' refused: {r.reason}") for r in paper.refused)
+    return papers, errors
 
 
 def build_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,

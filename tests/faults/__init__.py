@@ -1,0 +1,1 @@
+"""Fault and bad-input hardening: nothing lost, nothing paid twice, nothing leaked, nothing escapes."""
