@@ -15,7 +15,18 @@ from tests.helpers.run_job import run_job
 pytestmark = pytest.mark.heavy
 
 
-def test_bad_lines_become_errored_items_and_every_good_item_is_audited_once(ray_head, tmp_path):
+@pytest.mark.parametrize(
+    ("line3", "reason3"),
+    [
+        # before: one non-UTF-8 line lost the whole file (exit 2)
+        (b'{"bibtex_key": "latin1", "fields": {"title": "M\xfcller"}}\n', "not UTF-8"),
+        # before: bad line 8 kept its key g4, good line 9 reused it: that shard failed every attempt
+        (b"{oops\n", "invalid JSON"),
+    ],
+)
+def test_bad_lines_become_errored_items_and_every_good_item_is_audited_once(
+    ray_head, tmp_path, line3, reason3
+):
     sample = [json.loads(line) for line in DEFAULT_CORPUS.read_text().splitlines()[:6]]
 
     def line(i: int, key: str) -> bytes:
@@ -25,7 +36,7 @@ def test_bad_lines_become_errored_items_and_every_good_item_is_audited_once(ray_
     corpus.write_bytes(
         line(0, "g1")
         + line(1, "g2")
-        + b'{"bibtex_key": "latin1", "fields": {"title": "M\xfcller"}}\n'  # line 3: not UTF-8
+        + line3
         + line(2, "g3")
         + line(3, "e2e.jsonl:3")  # a real key spelled like line 3's synthetic id
         + line(4, "g1")  # line 6: duplicate key
@@ -40,7 +51,7 @@ def test_bad_lines_become_errored_items_and_every_good_item_is_audited_once(ray_
                      env=ray_head.env())  # fmt: skip
     assert result.returncode == 3, result.stdout[-3000:] + result.stderr[-3000:]
     assert "Traceback" not in result.stderr and "two outputs" not in result.stdout + result.stderr
-    for expected in (f"{corpus}:3: not UTF-8", f"{corpus}:6: duplicate bibtex_key 'g1' (first on line 1)",
+    for expected in (f"{corpus}:3: {reason3}", f"{corpus}:6: duplicate bibtex_key 'g1' (first on line 1)",
                      f"{corpus}:7: expected a JSON object", f"{corpus}:8: field 'label' must be one of"):  # fmt: skip
         assert expected in result.stderr, result.stderr[-3000:]
 
