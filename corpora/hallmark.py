@@ -129,10 +129,11 @@ def _parse_line(line: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"invalid JSON: {str(exc)[:200] or type(exc).__name__}"
     if not isinstance(record, dict):
         return {}, f"expected a JSON object, got {type(record).__name__}"
-    try:  # JSON may escape a lone surrogate (\ud800): not Unicode text, and no parquet file can hold it
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return {}, "contains an unpaired surrogate escape: not valid Unicode text"
+    if "\\ud" in line.lower():  # JSON may escape a lone surrogate (\ud800): not text, no parquet file holds it
+        try:
+            json.dumps(record, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return {}, "contains an unpaired surrogate escape: not valid Unicode text"
     if not isinstance(record.get("bibtex_key"), str) or not record["bibtex_key"].strip():
         return record, "field 'bibtex_key' is missing or not a string"
     if not isinstance(record.get("fields"), dict):
