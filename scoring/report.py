@@ -195,7 +195,7 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
 
 def _said_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
     rows = []
-    for s in scores:
+    for s in sorted(scores, key=lambda s: s.system):
         c = s.census
         if c is None:
             continue
@@ -211,7 +211,8 @@ def _said_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
 def _subtest_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
     return [{"system": s.system, "check": name, "pass": n.get("pass", 0), "fail": n.get("fail", 0),
              "not checked": n.get("not checked", 0)}
-            for s in scores if s.census for name, n in s.census.subtests.items()]  # fmt: skip
+            for s in sorted(scores, key=lambda s: s.system) if s.census
+            for name, n in s.census.subtests.items()]  # fmt: skip
 
 
 def _intro(scores: list[CitationScore]) -> str:
@@ -220,8 +221,8 @@ def _intro(scores: list[CitationScore]) -> str:
     s = scores[0]
     if not any(x.labelled for x in scores):
         n = max((x.census.num_items for x in scores if x.census), default=0)
-        return (f"{n} items without truth labels: every metric is {NO_LABELS}. The tables say what each "
-                "system said (labels, UNCERTAIN, errors, per-field checks).")
+        return (f"{n} items without truth labels, so no metric applies (DR, FPR, F1, MCC, ...: {NO_LABELS}). "
+                "The tables say what each system said: labels, UNCERTAIN, errors, per-field checks.")
     ci = f"{s.n_bootstrap} stratified bootstrap resamples, seed {s.seed}" if s.n_bootstrap else "no bootstrap"
     return (f"{s.counts['num_entries']} entries ({s.counts['num_hallucinated']} hallucinated, "
             f"{s.counts['num_valid']} valid); eval mode {s.eval_mode}; 95% CIs from {ci}.")
@@ -302,9 +303,11 @@ class _Document:
 
     def markdown(self, figs: list[str]) -> str:
         parts = [f"# {self.title}", ""]
-        if self.header():
-            parts += [f"**{self.header()[0]}**" if self.context and self.context.withheld else self.header()[0], ""]
-            parts += [f"- {line}" for line in self.header()[1:]] + [""]
+        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
+        if alert:
+            parts += [f"**{facts[0]}**", ""]
+        if facts:
+            parts += [f"- {line}" for line in facts[alert:]] + [""]
         parts += [_intro(self.scores), ""]
         for heading, content in self.sections():
             parts += [f"## {heading}", ""]
@@ -316,12 +319,10 @@ class _Document:
 
     def html(self, figs: list[Path]) -> str:
         esc = html.escape
-        header = self.header()
-        top = ""
-        if header:
-            alert = self.context is not None and bool(self.context.withheld)
-            first = f"<p class='{'alert' if alert else 'facts'}'>{esc(header[0])}</p>"
-            top = first + "<ul class='facts'>" + "".join(f"<li>{esc(x)}</li>" for x in header[1:]) + "</ul>"
+        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
+        top = f"<p class='alert'>{esc(facts[0])}</p>" if alert else ""
+        if facts:
+            top += "<ul class='facts'>" + "".join(f"<li>{esc(x)}</li>" for x in facts[alert:]) + "</ul>"
         body = [f"<h1>{esc(self.title)}</h1>", top, f"<p>{esc(_intro(self.scores))}</p>"]
         for heading, content in self.sections():
             body.append(f"<h2>{esc(heading)}</h2>")

@@ -83,6 +83,7 @@ def report_context(store: str | Store, run_ids: list[str]) -> ReportContext:
     system's status), read from the stored manifests and scores.json: the same from the run
     that wrote the report and from a later rebuild."""
     st = _store(store)
+    run_ids = sorted(run_ids)
     manifests = [st.read_json(r, "manifest.json") or {} for r in run_ids]
     first = manifests[0] if manifests else {}
     systems = {}
