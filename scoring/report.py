@@ -76,13 +76,15 @@ def _nan_none(x: Any) -> Any:
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[Path]:
+    """Write `rows` as CSV; no rows, no file (an empty file is not a table)."""
+    if not rows:
+        return []
     with path.open("w", newline="", encoding="utf-8") as fh:
-        if rows:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-    return path
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return [path]
 
 
 def _write_json(path: Path, obj: Any) -> Path:
@@ -146,13 +148,13 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     board = leaderboard_rows(scores, context)
-    paths.append(_write_csv(out_dir / "leaderboard.csv", board))
+    paths += _write_csv(out_dir / "leaderboard.csv", board)
     paths.append(_write_json(out_dir / "leaderboard.json", board))
     # Metric tables and figures only for systems with numbers to show.
     plotted = [s for s in scores if row_state(s, context) == "scored"]
 
     said, subtests = _said_rows(scores), _subtest_rows(scores)
-    paths += [_write_csv(out_dir / "said.csv", said), _write_csv(out_dir / "subtests.csv", subtests)]
+    paths += _write_csv(out_dir / "said.csv", said) + _write_csv(out_dir / "subtests.csv", subtests)
     per_type, per_tier, ppv_rows, mde_rows = [], [], [], []
     for s in plotted:
         ms = s.modes[s.eval_mode]
@@ -169,13 +171,13 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
         mde_rows += [{"system": s.system, **{k: _nan_none(v) for k, v in r.items()}} for r in mde_table(ms.per_type)]
     for name, rows in (("per_type.csv", per_type), ("per_tier.csv", per_tier), ("ppv_sweep.csv", ppv_rows),
                        ("mde.csv", mde_rows)):
-        paths.append(_write_csv(out_dir / name, rows))
+        paths += _write_csv(out_dir / name, rows)
 
     folds = fold_ablation({s.system: s.entries for s in plotted}, eval_mode=plotted[0].eval_mode) if plotted else []
     fold_rows = [{"fold": f.fold, "kendall_tau": _nan_none(f.kendall_tau), "moved": f.moved,
                   "ranking": " > ".join(f.ranking), **{f"mcc[{k}]": _nan_none(v) for k, v in f.values.items()}}
                  for f in folds]
-    paths.append(_write_csv(out_dir / "fold_ablation.csv", fold_rows))
+    paths += _write_csv(out_dir / "fold_ablation.csv", fold_rows)
     paths.append(_write_json(out_dir / "fold_ablation.json", fold_rows))
 
     figs = []
