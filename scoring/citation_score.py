@@ -34,6 +34,7 @@ from scoring.bootstrap import bootstrap_samples, percentile_interval, strata_of
 from scoring.breakdown import stratum_counts, tier_strata, type_strata
 from scoring.citation_metrics import BATCH_METRICS, metric_batch, point_metrics
 from scoring.entry_table import EVAL_MODES, MISSING, UNCERTAIN, EntryTable
+from scoring.output_census import OutputCensus, census_of
 from scoring.proportion_interval import wilson_interval
 
 #: HALLMARK's name for each metric's CI key.
@@ -50,6 +51,21 @@ CI_KEYS: dict[str, str] = {
     "auprc": "auprc_ci",
     "precision": "precision_ci",
 }
+
+
+#: Why a number is null in a summary (`null_reasons`): no labels at all, or an empty denominator.
+NO_LABELS = "not applicable: no labels"
+_UNDEFINED = {
+    "detection_rate": "undefined: no hallucinated entry in the confusion matrix",
+    "false_positive_rate": "undefined: no valid entry in the confusion matrix",
+    "precision": "undefined: nothing flagged",
+    "ece": "undefined: two or fewer distinct confidences (no calibration curve)",
+    "auroc": "undefined: one class absent among entries with a confidence",
+    "auprc": "undefined: no hallucinated entry with a confidence",
+    "mcc": "undefined: an empty row or column of the confusion matrix",
+}
+_SUMMARY_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc",
+                    "macro_f1", "ece", "auroc", "auprc", "tier3_f1", "precision")
 
 
 def _clean(x: float) -> float | None:
@@ -80,6 +96,17 @@ class CitationScore:
     counts: dict[str, int]
     n_bootstrap: int = 0
     seed: int = 42
+    census: OutputCensus | None = None
+
+    @property
+    def labelled(self) -> bool:
+        """Whether any entry had a truth label (without one, no metric applies)."""
+        return self.counts["num_entries"] > 0
+
+    @property
+    def failed(self) -> bool:
+        """Every output errored (or none came): the system is reported as failed, never scored."""
+        return self.census is not None and self.census.failed
 
     @property
     def eval_mode(self) -> str:
@@ -105,8 +132,7 @@ class CitationScore:
             "num_hallucinated": c["num_hallucinated"],
             "num_valid": c["num_valid"],
         }
-        for k in ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc",
-                  "macro_f1", "ece", "auroc", "auprc", "tier3_f1", "precision"):
+        for k in _SUMMARY_METRICS:
             out[k] = _clean(ms.point[k])
         out["num_uncertain"] = c["num_uncertain"]
         for k, key in CI_KEYS.items():
@@ -133,9 +159,9 @@ class CitationScore:
                 "count": s.num_hallucinated + s.num_valid,
                 "wilson_ci": None if math.isnan(lo) else [lo, hi],
             }
-        out["coverage"] = c["coverage"]
+        out["coverage"] = _clean(c["coverage"])
         f1 = out["f1_hallucination"]
-        out["coverage_adjusted_f1"] = None if f1 is None else f1 * c["coverage"]
+        out["coverage_adjusted_f1"] = None if f1 is None or out["coverage"] is None else f1 * c["coverage"]
         out.update(
             num_scored=ms.support["in_matrix"],
             num_errors=c["num_errors"],
@@ -145,11 +171,24 @@ class CitationScore:
             num_missing=c["num_missing"],
             num_unknown_truth=c["num_unknown_truth"],
             num_unmatched_outputs=c["num_unmatched_outputs"],
-            decided_fraction=c["decided_fraction"],
+            decided_fraction=_clean(c["decided_fraction"]),
             bootstrap_resamples=self.n_bootstrap,
             bootstrap_seed=self.seed if self.n_bootstrap else None,
         )
+        out["labelled"] = self.labelled
+        out["null_reasons"] = {k: self._null_reason(ms, k) for k, v in out.items()
+                               if v is None and k in (*_SUMMARY_METRICS, "coverage", "coverage_adjusted_f1",
+                                                      "parse_failure_rate", "decided_fraction")}  # fmt: skip
+        if self.census is not None:
+            out["outputs"] = self.census.as_dict()
         return out
+
+    def _null_reason(self, ms: ModeScore, metric: str) -> str:
+        if not self.labelled:
+            return NO_LABELS
+        if metric in ms.support and ms.support[metric] == 0:
+            return f"undefined: no entry in its denominator ({ms.support['in_matrix']} entries in the matrix)"
+        return _UNDEFINED.get(metric, "undefined: zero denominator")
 
     def metric_rows(self) -> pa.Table:
         """METRIC_SCHEMA rows for every mode and stratum."""
@@ -223,7 +262,7 @@ def _score_mode(entries: EntryTable, mode: str, bootstrap: int, seed: int) -> Mo
 
 def score_entries(
     entries: EntryTable, *, run_id: str, system: str, eval_mode: str = "conservative", bootstrap: int = 0,
-    seed: int = 42,
+    seed: int = 42, census: OutputCensus | None = None,
 ) -> CitationScore:
     """Score already-aligned entries (see `score_citation_outputs`)."""
     modes = list(EVAL_MODES) if eval_mode == "both" else [eval_mode]
@@ -253,7 +292,7 @@ def score_entries(
         "decided_fraction": (answered - num_uncertain) / n if n else float("nan"),
     }
     scored = {m: _score_mode(entries, m, bootstrap, seed) for m in modes}
-    return CitationScore(run_id, system, entries, scored, counts, bootstrap, seed)
+    return CitationScore(run_id, system, entries, scored, counts, bootstrap, seed, census)
 
 
 def score_citation_outputs(
@@ -279,7 +318,8 @@ def score_citation_outputs(
         bootstrap: number of stratified bootstrap resamples (0: no intervals).
         seed: bootstrap seed (HALLMARK uses 42).
     """
+    census = census_of(outputs, system=system, num_items=max(truth.num_rows, outputs.num_rows))
     return score_entries(
         EntryTable.from_tables(truth, outputs), run_id=run_id, system=system, eval_mode=eval_mode,
-        bootstrap=bootstrap, seed=seed,
+        bootstrap=bootstrap, seed=seed, census=census,
     )

@@ -133,3 +133,21 @@ def risk_coverage_curves(scores: list[CitationScore], path: Path) -> Path:
     ax.set_title("Risk–coverage")
     _legend(ax)
     return _save(fig, path)
+
+
+def said_bars(censuses: list, path: Path) -> Path:
+    """What each system said (no labels to score against): stacked counts per system."""
+    fig, ax = plt.subplots(figsize=(max(4.5, 2.0 + 1.2 * len(censuses)), 4))
+    parts = (("VALID", "C2"), ("HALLUCINATED", "C3"), ("UNCERTAIN", "C7"), ("errored", "C1"))
+    bottom = np.zeros(len(censuses))
+    x = np.arange(len(censuses))
+    for name, color in parts:
+        vals = np.array([c.num_errors if name == "errored" else c.labels.get(name, 0) for c in censuses], dtype=float)
+        bars = ax.bar(x, vals, bottom=bottom, color=color, label=name)
+        ax.bar_label(bars, [f"{int(v)}" if v else "" for v in vals], label_type="center", fontsize=8)
+        bottom += vals
+    ax.set_xticks(x, [c.system for c in censuses], rotation=30, ha="right")
+    ax.set_ylabel("items")
+    ax.set_title("What each system said (no labels: nothing scored)")
+    _legend(ax)
+    return _save(fig, path)

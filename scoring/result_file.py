@@ -8,12 +8,12 @@ are written as null (never NaN, never a made-up 0.0).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from scoring.citation_score import CitationScore, score_citation_outputs
 from scoring.hallmark_jsonl import DEFAULT_EXTRA_PREFIXES, read_entries, read_predictions
+from storage.result_json import write_result_json as write_json_file
 
 
 def split_name_of(path: Path) -> str:
@@ -63,10 +63,5 @@ def _with(summary: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_result_json(result: dict[str, Any], out: str | Path) -> Path:
-    """Write `result` as indented JSON (no NaN) through a temporary file and a rename."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
-    return out
+    """Write `result` as indented JSON (NaN -> null) through a temporary file and a rename."""
+    return write_json_file(out, result)

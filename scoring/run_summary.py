@@ -14,7 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage.run_publication import SystemSummary, close_system_run, publish_report, track_system_runs
+from storage.run_publication import (
+    SystemSummary,
+    close_system_run,
+    decided_share,
+    finish_system_runs,
+    publish_report,
+    track_system_runs,
+)
 from storage.store import Store
 
 LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "mcc")
@@ -39,7 +46,13 @@ class RunSummary:
     def withheld(self) -> bool:
         return any(not s.published for s in self.systems)
 
+    @property
+    def labelled(self) -> bool:
+        return any(s.scores.get("labelled") for s in self.systems) or not self.systems
+
     def render(self) -> str:
+        if self.columns == LEADERBOARD_METRICS and not self.labelled:
+            return self._render_unlabelled()
         if self.columns == LEADERBOARD_METRICS:
             title = "Leaderboard (HALLMARK conventions: UNCERTAIN outside the confusion matrix, missing = VALID)"
             counts = (("scored", "num_scored"), ("errored", "num_errors"), ("unparsed", "num_parse_failures"),
@@ -48,14 +61,37 @@ class RunSummary:
             title = "Paper audit: detection rate of injected errors, false-positive rate of flags on clean copies"
             counts = (("injected", "num_injections"), ("flags", "num_flags_adjudicated"), ("unscored", "num_unscored"),
                       ("errored", "num_errors"))  # fmt: skip
+        with_coverage = self.columns == LEADERBOARD_METRICS
         head = f"{'system':<20} " + " ".join(f"{_HEADERS.get(m, m):>7}" for m in self.columns)
+        head += f" {'coverage':>8}" if with_coverage else ""
         head += " " + " ".join(f"{label:>9}" for label, _ in counts) + "  status"
         lines = ["", title, head]
-        ranked = sorted(self.systems, key=lambda s: _sort_key(s.scores.get(self.columns[-1])), reverse=True)
+        ranked = sorted(self.systems, key=lambda s: (s.scored, _sort_key(s.scores.get(self.columns[-1]))), reverse=True)
         for s in ranked:
-            cells = " ".join(f"{_fmt(s.scores.get(m) if s.published else None):>7}" for m in self.columns)
+            cells = " ".join(f"{_fmt(s.scores.get(m) if s.published and s.scored else None):>7}" for m in self.columns)
+            if with_coverage:  # share decided next to DR/FPR: DR 1.000 at coverage 5.0% is not a good system
+                cells += f" {_pct(decided_share(s.scores) if s.scored else None):>8}"
             tallies = " ".join(f"{s.scores.get(key) or 0:>9}" for _, key in counts)
             lines.append(f"{s.system:<20} {cells} {tallies}  {s.status}")
+        lines += self._footer()
+        return "\n".join(lines)
+
+    def _render_unlabelled(self) -> str:
+        """No labels: no metric applies; say what each system said."""
+        lines = ["", "No labels in this corpus: metrics not applicable. What each system said:",
+                 f"{'system':<20} {'VALID':>7} {'HALLUC.':>7} {'UNCERT.':>7} {'errored':>7} {'coverage':>8}  status"]
+        for s in sorted(self.systems, key=lambda s: not s.scored):
+            said = (s.scores.get("outputs") or {}).get("labels") or {}
+            cells = " ".join(f"{said.get(k, 0):>7}" for k in ("VALID", "HALLUCINATED", "UNCERTAIN"))
+            lines.append(f"{s.system:<20} {cells} {s.errored:>7} {_pct(decided_share(s.scores)):>8}  {s.status}")
+        lines += self._footer()
+        return "\n".join(lines)
+
+    def _footer(self) -> list[str]:
+        lines = []
+        for s in self.systems:
+            if not s.scored:
+                lines.append(f"FAILED: {s.system}: every output errored, not scored; first error: {s.first_error}")
         for s in self.systems:
             if s.outage_items:
                 verdict = "published by override (--allow-incomplete)" if s.published else "scores withheld"
@@ -70,7 +106,7 @@ class RunSummary:
             lines.append(f"  report: {uri}")
         if self.tracking_uri:
             lines.append(f"  MLflow: {self.tracking_uri}  (open with: mlflow ui --backend-store-uri {self.tracking_uri})")
-        return "\n".join(lines)
+        return lines
 
 
 def summarize_citation_runs(
@@ -89,6 +125,7 @@ def summarize_citation_runs(
 ) -> RunSummary:
     from scoring import score_citation_outputs
     from scoring.report import write_run_report
+    from scoring.stored_run import report_context
 
     summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s)
     all_scores, tracked = [], []
@@ -99,18 +136,28 @@ def summarize_citation_runs(
         score = score_citation_outputs(truth, outputs, run_id=run.run_id, system=run.system_label,
                                        eval_mode=eval_mode, bootstrap=bootstrap)  # fmt: skip
         all_scores.append(score)
-        system = close_system_run(store, run, outputs, failed, score.metric_rows(), score.summary,
-                                   outage_items=outage_items, published=published, allow_incomplete=allow_incomplete)  # fmt: skip
+        first_error = None
+        if score.failed:  # every output errored: reported as failed with its first error, never scored
+            shard_errors = [e for (rid, _), e in sorted(failed.items()) if rid == run.run_id]
+            first_error = score.census.first_error or (shard_errors[0] if shard_errors else "no output")
+            scores = {"failed": True, "first_error": first_error, "labelled": score.labelled,
+                      "num_errors": score.census.num_errors, "errors_by_kind": score.census.errors_by_kind,
+                      "outputs": score.census.as_dict()}  # fmt: skip
+        else:
+            scores = score.summary
+        system = close_system_run(store, run, outputs, failed, score.metric_rows(), scores, outage_items=outage_items,
+                                  published=published, allow_incomplete=allow_incomplete, first_error=first_error)  # fmt: skip
         summary.systems.append(system)
         metric_rows = [r for r in score.metric_rows().to_pylist()
                        if r["eval_mode"] in (None, eval_mode, "conservative") or eval_mode == "both"]  # fmt: skip
-        tracked.append((system, run, score.metric_rows(), metric_rows, {}))
+        tracked.append((system, run, score.metric_rows(), metric_rows if system.scored else [], {}))
     report_dir = work_dir / "report"
-    report_files = write_run_report(report_dir, all_scores)
+    report_files = write_run_report(report_dir, all_scores, context=report_context(store, [r.run_id for r in runs]))
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, LEADERBOARD_METRICS)  # fmt: skip
     if tracking_uri:
         track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+    finish_system_runs(store, summary.systems)
     return summary
 
 
@@ -160,6 +207,7 @@ def summarize_paper_runs(
                                                                   report_files, PAPER_LEADERBOARD_METRICS)  # fmt: skip
     if tracking_uri:
         track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+    finish_system_runs(store, summary.systems)
     return summary
 
 
@@ -172,6 +220,12 @@ def _fmt(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:.3f}"
+
+
+def _pct(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.1%}"
 
 
 def _sort_key(value: Any) -> float:

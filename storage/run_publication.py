@@ -4,8 +4,9 @@ numbers; this module only stores and mirrors them."""
 
 from __future__ import annotations
 
-import json
+import hashlib
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.result_json import result_json
 from storage.store import Store
 from storage.tracking import log_system_run, metric_key
+
+#: Characters a report folder name keeps; anything else (a "/", "..", spaces) becomes "_".
+_UNSAFE_KEY = re.compile(r"[^A-Za-z0-9@._-]+")
 
 
 @dataclass
@@ -30,25 +35,55 @@ class SystemSummary:
     mlflow_run_id: str | None = None
     outage_items: int = 0
     published: bool = True
-
+    expected: int = 0
+    scored: bool = True  # False: every output errored, so the system failed and has no scores
+    first_error: str | None = None
 
 
 def close_system_run(store: Store, run: Any, outputs: pa.Table, failed: dict[tuple[str, int], str],
                       metric_rows: pa.Table, scores: dict[str, Any], *, outage_items: int = 0, published: bool = True,
-                      allow_incomplete: bool = False) -> SystemSummary:  # fmt: skip
-    """Store one system's metrics, scores and status; what the summary shows of it."""
+                      allow_incomplete: bool = False, first_error: str | None = None) -> SystemSummary:  # fmt: skip
+    """Store one system's metrics and scores; what the summary shows of it. `first_error` set means
+    the system failed (every output errored): it gets no metrics and its status says why.
+    The run's status.json is written by `finish_system_runs`, once the report is out."""
     expected = run.manifest["corpus"]["items"]
     failed_shards = sum(1 for (rid, _), _e in failed.items() if rid == run.run_id)
+    errored = sum(1 for e in outputs.column("error").to_pylist() if e is not None)
     status = "complete" if outputs.num_rows == expected else "incomplete"
     if outage_items:
         status = "incomplete: source outage" + (" (published by override)" if allow_incomplete else "")
-    errored = sum(1 for e in outputs.column("error").to_pylist() if e is not None)
+    if first_error is not None:
+        status = f"failed: every output errored ({errored} of {expected})"
+        metric_rows = metric_rows.schema.empty_table()  # never a row of zeros for a system that said nothing
     store.write_table(run.run_id, "metrics", metric_rows)
     store.write_json(run.run_id, "scores.json", {**scores, "published": published, "status": status})
-    store.close_run(run.run_id, status, items=outputs.num_rows, expected=expected, errored=errored,
-                    failed_shards=failed_shards, outage_items=outage_items, published=published)  # fmt: skip
     return SystemSummary(run.system_label, run.run_id, status, scores, outputs.num_rows, errored, failed_shards,
-                         store.uri_of(run.run_id, "shards"), outage_items=outage_items, published=published)  # fmt: skip
+                         store.uri_of(run.run_id, "shards"), outage_items=outage_items, published=published,
+                         expected=expected, scored=first_error is None, first_error=first_error)  # fmt: skip
+
+
+def finish_system_runs(store: Store, systems: list[SystemSummary]) -> None:
+    """Write each run's status.json: last, so "complete" is never on disk before its report is."""
+    for s in systems:
+        store.close_run(s.run_id, "failed" if not s.scored else s.status, detail=s.status, items=s.items,
+                        expected=s.expected, errored=s.errored, failed_shards=s.failed_shards,
+                        outage_items=s.outage_items, published=s.published, first_error=s.first_error)  # fmt: skip
+
+
+def safe_key_part(text: str) -> str:
+    """One path component made from user input (corpus name, snapshot): never "..", never a "/"."""
+    cleaned = _UNSAFE_KEY.sub("_", str(text)).strip("._")
+    return cleaned or "unnamed"
+
+
+def report_key(runs: list[Any]) -> str:
+    """`reports/<corpus>__<snapshot>__<run set>`: runs of other systems on the same corpus and day get
+    their own folder (the run-set hash names which run ids the report covers)."""
+    if not runs:
+        return "reports/empty"
+    manifest = runs[0].manifest
+    run_set = hashlib.sha256("\n".join(sorted(r.run_id for r in runs)).encode()).hexdigest()[:8]
+    return "reports/" + "__".join((safe_key_part(manifest["corpus"]["name"]), safe_key_part(manifest["snapshot"]), run_set))
 
 
 def publish_report(store: Store, systems: list[SystemSummary], runs: list[Any], report_dir: Path,
@@ -56,18 +91,32 @@ def publish_report(store: Store, systems: list[SystemSummary], runs: list[Any], 
     """Copy the report next to the runs and write the run summary (the leaderboard's rows).
     Returns the report documents' URIs and the run summary's URI."""
     report_uris = []
-    report_key = f"reports/{runs[0].manifest['corpus']['name']}__{runs[0].manifest['snapshot']}" if runs else "reports/empty"
+    key = report_key(runs)
     for path in report_files:
         rel = path.relative_to(report_dir).as_posix()
-        store.write_file(report_key, rel, path.read_bytes())
+        store.write_file(key, rel, path.read_bytes())
         if path.suffix in (".md", ".html"):
-            report_uris.append(store.uri_of(report_key, rel))
-    board = [{"system": s.system, "run_id": s.run_id, "status": s.status, **{m: s.scores.get(m) for m in columns},
-              "num_scored": s.scores.get("num_scored"), "num_errors": s.scores.get("num_errors"),
-              "num_parse_failures": s.scores.get("num_parse_failures"), "published": s.published}
+            report_uris.append(store.uri_of(key, rel))
+    board = [{"system": s.system, "run_id": s.run_id, "status": s.status,
+              **{m: s.scores.get(m) if s.scored and s.published else None for m in columns},
+              "coverage": decided_share(s.scores), "num_scored": s.scores.get("num_scored"),
+              "num_errors": s.scores.get("num_errors"), "num_parse_failures": s.scores.get("num_parse_failures"),
+              "published": s.published, "failed": not s.scored, "first_error": s.first_error,
+              "labelled": s.scores.get("labelled"), "null_reasons": s.scores.get("null_reasons") or {}}
              for s in systems]  # fmt: skip
-    store.write_json(report_key, "run_summary.json", board)
-    return report_uris, store.uri_of(report_key, "run_summary.json")
+    store.write_json(key, "run_summary.json", board)
+    # A stable pointer per corpus and day to the newest report (the folders themselves never collide).
+    latest = key.rsplit("__", 1)[0].removeprefix("reports/") + "__latest.json" if runs else "empty__latest.json"
+    store.write_json("reports", latest, {"report": key, "run_ids": [s.run_id for s in systems],
+                                          "documents": report_uris})  # fmt: skip
+    return report_uris, store.uri_of(key, "run_summary.json")
+
+
+def decided_share(scores: dict[str, Any]) -> float | None:
+    """Share of items with a definite verdict (not UNCERTAIN, not errored): the leaderboard's coverage."""
+    if scores.get("decided_fraction") is not None:
+        return scores["decided_fraction"]
+    return (scores.get("outputs") or {}).get("decided_share")
 
 
 def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, experiment: str, work_dir: Path,
@@ -80,8 +129,8 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
         pq.write_table(metric_table, artifact_dir / "metrics.parquet")
         for name, table in extra_tables.items():
             pq.write_table(table, artifact_dir / name)
-        (artifact_dir / "manifest.json").write_text(json.dumps(run.manifest, indent=2, default=str))
-        (artifact_dir / "scores.json").write_text(json.dumps(system.scores, indent=2, default=str))
+        (artifact_dir / "manifest.json").write_text(result_json(run.manifest))
+        (artifact_dir / "scores.json").write_text(result_json(system.scores))
         for path in report_files:
             target = artifact_dir / "report" / path.relative_to(report_dir)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -91,8 +140,11 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             for r in metric_rows
             if system.published and r["value"] is not None and not (isinstance(r["value"], float) and math.isnan(r["value"]))
         }  # fmt: skip
-        metrics.update(num_outage_items=float(system.outage_items), num_errored=float(system.errored),
-                       num_failed_shards=float(system.failed_shards))  # fmt: skip
+        if system.scored:  # a failed system gets no metrics at all, not a row of zeros
+            metrics.update(num_outage_items=float(system.outage_items), num_errored=float(system.errored),
+                           num_failed_shards=float(system.failed_shards))  # fmt: skip
+            said = (system.scores.get("outputs") or {}).get("labels") or {}
+            metrics.update({f"said_{label.lower()}": float(n) for label, n in said.items()})
         params = {
             "corpus": run.manifest["corpus"]["name"],
             "corpus_version": run.manifest["corpus"]["version"],
@@ -106,5 +158,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
         system.mlflow_run_id = log_system_run(
             tracking_uri, experiment, run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
             params=params, metrics=metrics, artifact_dir=artifact_dir,
-            tags={"status": system.status, "storage": store.uri_of(system.run_id)},
+            tags={"status": system.status, "storage": store.uri_of(system.run_id),
+                  **({"first_error": system.first_error[:5000]} if system.first_error else {})},
+            failed=not system.scored,
         )  # fmt: skip

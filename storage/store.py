@@ -26,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.filesystem import resolve
+from storage.result_json import result_json
 from storage.schemas import OUTPUT_SCHEMA
 
 _SHARD_FILE = re.compile(r"^shard-(\d+)\.parquet$")
@@ -70,7 +71,7 @@ class Store:
 
     def write_json(self, run_id: str, name: str, obj: Any) -> str:
         path = self.path(run_id, name)
-        self._write_bytes(path, json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
+        self._write_bytes(path, result_json(obj, sort_keys=True).encode())  # NaN -> null, never a bare NaN
         return path
 
     def read_json(self, run_id: str, name: str) -> Any | None:

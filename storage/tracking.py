@@ -65,9 +65,10 @@ def log_system_run(
     metrics: dict[str, float],
     artifact_dir: Path,
     tags: dict[str, str] | None = None,
+    failed: bool = False,
 ) -> str:
-    """Create or reuse the MLflow run of `run_id`, log params, metrics and the artifact folder.
-    Returns the MLflow run id."""
+    """Create or reuse the MLflow run of `run_id`, log params, metrics and the artifact folder;
+    `failed` ends it FAILED (a system whose every output errored). Returns the MLflow run id."""
     client = _client(tracking_uri)
     experiment_id = _experiment_id(client, experiment, tracking_uri)
     found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'", max_results=1)
@@ -84,5 +85,5 @@ def log_system_run(
     for key, value in (tags or {}).items():
         client.set_tag(mlflow_run_id, key, value)
     client.log_artifacts(mlflow_run_id, str(artifact_dir))
-    client.set_terminated(mlflow_run_id, status="FINISHED")
+    client.set_terminated(mlflow_run_id, status="FAILED" if failed else "FINISHED")
     return mlflow_run_id

@@ -9,6 +9,7 @@ import pytest
 
 from scoring import recompute_run, stored_scores
 from scoring.report import write_run_report
+from scoring.stored_run import report_context
 from storage.store import Store
 from tests.helpers.run_job import run_job
 
@@ -60,9 +61,10 @@ def test_recomputed_scores_equal_what_the_run_stored(stored_run):
 def test_recomputed_report_prints_the_stored_numbers(stored_run, tmp_path):
     root, run_ids = stored_run
     scores = [recompute_run(str(root), r) for r in run_ids]
-    write_run_report(tmp_path, sorted(scores, key=lambda s: s.system != "prescreen"))
-    (report_dir,) = (root / "reports").iterdir()
-    for name in ("leaderboard.json", "fold_ablation.json", "per_type.csv", "ppv_sweep.csv", "report.md"):
+    write_run_report(tmp_path, sorted(scores, key=lambda s: s.system != "prescreen"),
+                     context=report_context(str(root), run_ids))  # corpus, snapshot, revision, status: stored too
+    (report_dir,) = [p for p in (root / "reports").iterdir() if p.is_dir()]
+    for name in ("leaderboard.json", "fold_ablation.json", "per_type.csv", "ppv_sweep.csv", "report.md", "said.csv"):
         assert (tmp_path / name).read_text() == (report_dir / name).read_text(), name
 
 

@@ -23,12 +23,14 @@ def _score(system: str, label: str | None, **extra):
 
 def test_systems_with_no_flags_or_no_committed_entries_render_cleanly(tmp_path):
     """always-UNCERTAIN commits nothing (no risk–coverage curve, no PPV); always-VALID flags
-    nothing (PPV undefined); an all-unparsed system is UNCERTAIN throughout. Each is a legend
-    entry, not a "No artists with labels found" warning, alone or together."""
+    nothing (PPV undefined). Each is a legend entry, not a "No artists with labels found" warning,
+    alone or together. An all-unparsed system errored on every output: it failed, and is no
+    figure's entry (issue 10: never scored)."""
     uncertain = _score("always_uncertain", "UNCERTAIN")
     valid = _score("always_valid", "VALID")
     unparsed = _score("unparsed", None, error="bad json", error_kind="parse")
-    for i, scores in enumerate(([uncertain], [unparsed], [valid, uncertain])):
+    assert unparsed.failed
+    for i, scores in enumerate(([uncertain], [unparsed, uncertain], [valid, uncertain])):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             paths = write_run_report(tmp_path / f"r{i}", scores)
