@@ -51,12 +51,18 @@ def main(argv: list[str] | None = None) -> int:
         "--memory-mb", type=int, default=1024, help="memory limit per worker in MiB (default 1024)"
     )
     parser.add_argument("--workers", type=int, default=1, help="isolated worker processes (default 1)")
-    parser.add_argument("--max-depth", type=int, default=32, help="deepest JSON nesting accepted (default 32)")
+    parser.add_argument(
+        "--max-depth", type=int, default=32, help="deepest JSON nesting accepted (default 32)"
+    )
     args = parser.parse_args(argv)
     try:
         data = parse_body(sys.stdin.buffer.read(), args.max_depth)
     except RequestRejected as exc:
-        message = str(exc).replace("body is not JSON", "stdin is not JSON").replace("(max_json_depth)", "(--max-depth)")
+        message = (
+            str(exc)
+            .replace("body is not JSON", "stdin is not JSON")
+            .replace("(max_json_depth)", "(--max-depth)")
+        )
         print(json.dumps({"error": message}), file=sys.stderr)
         return 2
     requests = data if isinstance(data, list) else [data]

@@ -15,9 +15,13 @@ def test_depth_counts_lists_and_objects():
     assert json_depth(deep) == 5000  # no RecursionError
 
 
-@pytest.mark.parametrize("raw", [b"[" * 33 + b"]" * 33, b"[" * 100_000 + b"]" * 100_000, '{"a":' * 40 + "1" + "}" * 40])
+@pytest.mark.parametrize(
+    "raw", [b"[" * 33 + b"]" * 33, b"[" * 100_000 + b"]" * 100_000, '{"a":' * 40 + "1" + "}" * 40]
+)
 def test_too_deep_is_400_not_a_recursion_error(raw):
-    with pytest.raises(RequestRejected, match=r"^JSON nested deeper than 32 levels \(max_json_depth\)$") as caught:
+    with pytest.raises(
+        RequestRejected, match=r"^JSON nested deeper than 32 levels \(max_json_depth\)$"
+    ) as caught:
         parse_body(raw, 32)
     assert caught.value.status == 400
 

@@ -79,7 +79,9 @@ def test_a_list_of_slow_checks_does_not_starve_a_simple_check(url):
     simple = httpx.post(url, json=SIMPLE, timeout=120).json()
     latency = time.perf_counter() - start
     thread.join(timeout=120)
-    print(f"simple check latency during a POST of 8 slow checks: {latency:.2f}s (list took {big['seconds']:.1f}s)")
+    print(
+        f"simple check latency during a POST of 8 slow checks: {latency:.2f}s (list took {big['seconds']:.1f}s)"
+    )
     assert simple["outcome"] == "confirmed"
     assert latency < 3.0  # below one check's wall-clock limit: it never queued behind the list
     assert [r["outcome"] for r in big["reply"]] == ["inconclusive"] * 8
@@ -120,7 +122,9 @@ def test_a_client_that_disconnects_frees_its_workers(url):
         client.start()
     for client in clients:
         client.join(timeout=60)
-    while _health(url)["cancelled_checks"] < before["cancelled_checks"] + 2 and time.perf_counter() - start < 30:
+    while (
+        _health(url)["cancelled_checks"] < before["cancelled_checks"] + 2 and time.perf_counter() - start < 30
+    ):
         time.sleep(0.05)
     freed = time.perf_counter() - start
     after = _health(url)
@@ -144,5 +148,7 @@ def test_check_job_refuses_nested_json_in_one_line(depth):
     done = subprocess.run([sys.executable, "jobs/check.py"], input="[" * depth + "]" * depth, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [json.dumps({"error": "JSON nested deeper than 32 levels (--max-depth)"})]
+    assert done.stderr.strip().splitlines() == [
+        json.dumps({"error": "JSON nested deeper than 32 levels (--max-depth)"})
+    ]
     assert done.stdout == ""

@@ -53,18 +53,41 @@ def test_userinfo_and_query_secrets_in_url_values_under_any_key():
     }
     out = redact(config)
     assert out["tracking_uri"] == f"https://{REDACTED}@mlflow.example.com:5000/"
-    assert out["llm"]["api_base"] == f"https://api.example.com/v1?api_key={REDACTED}&model=gpt&token={REDACTED}"
+    assert (
+        out["llm"]["api_base"] == f"https://api.example.com/v1?api_key={REDACTED}&model=gpt&token={REDACTED}"
+    )
     assert out["note"] == f"see postgresql://{REDACTED}@db.internal:5432/x?sslmode=require for details"
     assert out["plain"] == config["plain"]  # nothing secret: unchanged, byte for byte
-    assert "hunter2" not in json.dumps(out) and "sk-abc" not in json.dumps(out) and "t0k" not in json.dumps(out)
+    assert (
+        "hunter2" not in json.dumps(out) and "sk-abc" not in json.dumps(out) and "t0k" not in json.dumps(out)
+    )
 
 
 def test_broader_key_names_case_insensitive_nested():
     config = {
-        "systems": [{"name": "x", "args": {"ACCESS_KEY": "AKIAFAKE", "private_key": "-----BEGIN", "auth": "u:p",
-                                            "Bearer": "abc", "headers": {"X-Api": "zzz"}, "dsn": "sentry://k@h/1",
-                                            "Cookie": "sid=1", "session_token": "st", "client_secret": "cs"}}],
-        "llm": {"max_tokens": 512, "budget_tokens": None, "use_auth": False, "authors": "Smith", "tokenizer": "gpt2"},
+        "systems": [
+            {
+                "name": "x",
+                "args": {
+                    "ACCESS_KEY": "AKIAFAKE",
+                    "private_key": "-----BEGIN",
+                    "auth": "u:p",
+                    "Bearer": "abc",
+                    "headers": {"X-Api": "zzz"},
+                    "dsn": "sentry://k@h/1",
+                    "Cookie": "sid=1",
+                    "session_token": "st",
+                    "client_secret": "cs",
+                },
+            }
+        ],
+        "llm": {
+            "max_tokens": 512,
+            "budget_tokens": None,
+            "use_auth": False,
+            "authors": "Smith",
+            "tokenizer": "gpt2",
+        },
     }
     args = redact(config)["systems"][0]["args"]
     assert set(args.values()) == {REDACTED}
@@ -124,4 +147,3 @@ def _toml(args: dict) -> str:
         'snapshot = "2026-11-29"\nbootstrap = 0\nshard_size = 10\nworkers = 2\nplugins = ["tests.faults.test_secrets"]\n'
         f'[[systems]]\nname = "secret_probe"\nargs = {{ {inline} }}\n'
     )
-
