@@ -52,7 +52,8 @@ RELATIONS = {"=": "=", "<": "<", ">": ">", "le": "<=", "leq": "<=", "ge": ">=", 
 MUL_COMMANDS = {"cdot", "times"}
 RELATION_OPS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "!="}
 
-_COMMON = r"\s+|(?P<num>\d+(?:\.\d*)?|\.\d+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|]))"
+# [0-9], not \d: \d also matches Arabic-Indic, fullwidth and other Unicode digits, which are rejected.
+_COMMON = r"\s+|(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|]))"
 _OPS = r"|(?P<op>\*\*|<=|>=|!=|[-+*/^_=<>(){}\[\],|!'&~])"
 _TOKEN = {
     "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _OPS),

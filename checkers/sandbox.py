@@ -56,16 +56,25 @@ class _Worker:
         )  # fmt: skip
         self.ready = False
 
-    def readable(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        return bool(ready)
+    def readable(self, timeout: float, cancel: threading.Event | None = None) -> bool:
+        """Whether an answer arrived within `timeout`; waits in short slices so that a set
+        `cancel` event (the caller went away) stops the wait within ~50 ms."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            step = left if cancel is None else min(left, 0.05)
+            ready, _, _ = select.select([self.process.stdout], [], [], max(step, 0))
+            if ready:
+                return True
+            if left <= step or (cancel is not None and cancel.is_set()):
+                return False
 
     def read(self) -> dict[str, Any] | None:
         line = self.process.stdout.readline()
         return json.loads(line) if line else None
 
-    def wait_ready(self, timeout: float) -> bool:
-        if not self.ready and self.readable(timeout):
+    def wait_ready(self, timeout: float, cancel: threading.Event | None = None) -> bool:
+        if not self.ready and self.readable(timeout, cancel):
             answer = self.read()
             self.ready = bool(answer and answer.get("ready"))
         return self.ready
@@ -99,6 +108,8 @@ class IsolatedRunner:
             self._add()
         self.replaced = 0
         """How many workers were killed or died and were replaced (for tests and metrics)."""
+        self.cancelled = 0
+        """How many running checks were cancelled (their worker killed and replaced)."""
 
     def _add(self) -> None:
         worker = _Worker(self.limits)
@@ -115,14 +126,23 @@ class IsolatedRunner:
         if not self._closed:
             self._add()
 
-    def run(self, kind: str, payload: dict[str, Any], timeout_s: float | None = None) -> CheckResult:
-        """Run one check in a worker; never raises for a check that hangs, explodes or crashes."""
+    def run(self, kind: str, payload: dict[str, Any], timeout_s: float | None = None,
+            cancel: threading.Event | None = None) -> CheckResult:  # fmt: skip
+        """Run one check in a worker; never raises for a check that hangs, explodes or crashes.
+
+        Setting `cancel` (from another thread: the caller went away) kills the worker running the
+        check and replaces it, so abandoned work stops holding a worker; the result says `cancelled`."""
         timeout = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
         worker = self._idle.get()
         start = time.perf_counter()
         try:
-            if not worker.wait_ready(self.startup_timeout_s):
+            if cancel is not None and cancel.is_set():
+                self._idle.put(worker)
+                return CheckResult(kind, "skipped", "cancelled before it started")
+            if not worker.wait_ready(self.startup_timeout_s, cancel):
                 self._replace(worker)
+                if cancel is not None and cancel.is_set():
+                    return CheckResult(kind, "skipped", "cancelled; worker killed and replaced")
                 return CheckResult(kind, "inconclusive", "checker worker failed to start")
             try:
                 worker.send(kind, payload)
@@ -132,8 +152,12 @@ class IsolatedRunner:
             except OSError:
                 self._replace(worker)
                 return CheckResult(kind, "inconclusive", "checker process is gone; replaced")
-            if not worker.readable(timeout):
+            if not worker.readable(timeout, cancel):
                 self._replace(worker)
+                if cancel is not None and cancel.is_set():
+                    self.cancelled += 1
+                    return CheckResult(kind, "skipped", "cancelled; worker killed and replaced",
+                                       elapsed_s=round(time.perf_counter() - start, 6))  # fmt: skip
                 return CheckResult(kind, "inconclusive", f"wall-clock limit of {timeout:g}s hit; check killed",
                                    elapsed_s=round(time.perf_counter() - start, 6))  # fmt: skip
             answer = worker.read()

@@ -10,14 +10,24 @@ HTTP, under `route_prefix` (default `/checkers`): `POST /` with one request obje
 object, or a list -> a list; `GET /kinds` -> {kind: input format}; `GET /health`. A request is
 `{"kind": "math.equality", "payload": {...}}` or the flat `{"kind": ..., **payload}`. Handle:
 `serve.get_app_handle(app_name).check.remote(request)`, `.check_many.remote([...])`, `.stats.remote()`.
+
+Abuse limits (all in `ServiceConfig`): a POST body over `max_body_bytes` or a list over
+`max_checks_per_request` is answered 413 with a JSON message naming the limit; JSON nested deeper
+than `max_json_depth` is answered 400. One request holds at most `max_request_share` of the
+replica's workers at a time, so a list of slow checks cannot starve a concurrent simple check. A
+client that disconnects cancels its checks: Serve cancels the handler, the running checks' worker
+processes are killed and replaced, and the queued ones never start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import threading
 import tomllib
+import uuid
 from collections import deque
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -26,6 +36,7 @@ from typing import Any
 from ray import serve
 
 from checkers.registry import registered, request_parts
+from checkers.request_limits import RequestRejected, parse_body
 from checkers.result import CheckInputError, CheckResult
 from checkers.sandbox import IsolatedRunner, Limits
 from checkers.wolfram_engine import engine_note
@@ -73,6 +84,14 @@ class ServiceConfig:
     """CPUs reserved per replica in Ray."""
     max_ongoing_requests: int = 64
     """Requests a replica accepts at once."""
+    max_checks_per_request: int = 64
+    """Longest list one request may carry (longer: HTTP 413)."""
+    max_body_bytes: int = 256 * 1024
+    """Largest POST body in bytes (larger: HTTP 413)."""
+    max_json_depth: int = 32
+    """Deepest nesting of lists/objects in a request body (deeper: HTTP 400)."""
+    max_request_share: float = 0.5
+    """Fraction of the replica's workers one request may hold at once (at least one worker)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Unknown keys found in the table (kept so a typo is visible, never used)."""
 
@@ -93,6 +112,32 @@ class ServiceConfig:
         return Limits(timeout_s=self.timeout_s, memory_mb=self.memory_mb)
 
 
+class FairShare:
+    """Worker slots shared fairly between requests: `slots` in all, at most `per_request` per request.
+
+    A request's surplus checks wait on its own semaphore, not in the shared queue, so another
+    request's check queues behind at most the checks already running."""
+
+    def __init__(self, slots: int, per_request: int) -> None:
+        self.slots = asyncio.Semaphore(slots)
+        self.per_request = per_request
+        self._own: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def slot(self, request_id: str) -> AsyncIterator[None]:
+        own, users = self._own.get(request_id, (asyncio.Semaphore(self.per_request), 0))
+        self._own[request_id] = (own, users + 1)
+        try:
+            async with own, self.slots:
+                yield
+        finally:
+            own, users = self._own[request_id]
+            if users == 1:
+                del self._own[request_id]
+            else:
+                self._own[request_id] = (own, users - 1)
+
+
 @serve.deployment(name="CheckerService")
 class CheckerService:
     """Dispatches check requests by kind to isolated workers, in batches."""
@@ -100,13 +145,16 @@ class CheckerService:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = ServiceConfig.from_mapping(config)
         self.runner = IsolatedRunner(self.config.workers_per_replica, self.config.limits())
-        self.pool = ThreadPoolExecutor(max_workers=self.config.workers_per_replica)
+        workers = max(1, self.config.workers_per_replica)
+        # One extra thread so a cancelled check's thread (killing its worker) never delays the next.
+        self.pool = ThreadPoolExecutor(max_workers=workers + 1)
+        self.share = FairShare(workers, max(1, int(workers * self.config.max_request_share)))
         self.kinds_doc = {kind: spec.doc for kind, spec in registered().items()}
         self.check_batch.set_max_batch_size(self.config.max_batch_size)
         self.check_batch.set_batch_wait_timeout_s(self.config.batch_wait_timeout_s)
         self.batch_sizes: deque[int] = deque(maxlen=1000)
 
-    def _run_one(self, request: Any) -> dict[str, Any]:
+    def _run_one(self, request: Any, cancel: threading.Event) -> dict[str, Any]:
         try:
             kind, payload = request_parts(request)
         except CheckInputError as exc:
@@ -116,23 +164,43 @@ class CheckerService:
                 else "?"
             )
             return CheckResult(kind, "error", str(exc)).to_dict()
-        return self.runner.run(kind, payload).to_dict()
+        return self.runner.run(kind, payload, cancel=cancel).to_dict()
 
     @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.01)
-    async def check_batch(self, requests: list[Any]) -> list[dict[str, Any]]:
+    async def check_batch(self, requests: list[Any]) -> list[Any]:
+        """Admission in batches (sizes kept for `stats`); each check then runs in its caller's task,
+        so a caller that is cancelled cancels exactly its own checks, and one slow check never
+        holds back the rest of its batch."""
         self.batch_sizes.append(len(requests))
-        loop = asyncio.get_running_loop()
-        return list(
-            await asyncio.gather(*(loop.run_in_executor(self.pool, self._run_one, r) for r in requests))
-        )
+        return requests
+
+    async def _run_fair(self, request_id: str, request: Any) -> dict[str, Any]:
+        request = await self.check_batch(request)
+        async with self.share.slot(request_id):
+            cancel = threading.Event()
+            running = asyncio.get_running_loop().run_in_executor(self.pool, self._run_one, request, cancel)
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                cancel.set()  # the runner kills the worker process and starts a fresh one
+                await asyncio.wait([running], timeout=10)
+                raise
+
+    def _check_length(self, requests: list[Any]) -> None:
+        limit = self.config.max_checks_per_request
+        if len(requests) > limit:
+            raise RequestRejected(413, f"{len(requests)} checks in one request; the limit is {limit} "
+                                       "(max_checks_per_request)")  # fmt: skip
 
     async def check(self, request: Any) -> dict[str, Any]:
         """One request -> one result dict."""
-        return await self.check_batch(request)
+        return await self._run_fair(uuid.uuid4().hex, request)
 
     async def check_many(self, requests: list[Any]) -> list[dict[str, Any]]:
-        """A list of requests -> results in the same order."""
-        return list(await asyncio.gather(*(self.check_batch(r) for r in requests)))
+        """A list of requests -> results in the same order (RequestRejected over the length limit)."""
+        self._check_length(requests)
+        request_id = uuid.uuid4().hex
+        return list(await asyncio.gather(*(self._run_fair(request_id, r) for r in requests)))
 
     async def kinds(self) -> dict[str, str]:
         return self.kinds_doc
@@ -142,7 +210,9 @@ class CheckerService:
         return {"max_batch_size": self.config.max_batch_size, "workers": self.config.workers_per_replica,
                 "timeout_s": self.config.timeout_s, "memory_mb": self.config.memory_mb,
                 "largest_batch": max(self.batch_sizes, default=0), "batches": len(self.batch_sizes),
-                "replaced_workers": self.runner.replaced, "engine": engine_note()}  # fmt: skip
+                "replaced_workers": self.runner.replaced, "cancelled_checks": self.runner.cancelled,
+                "worker_pids": self.runner.pids, "per_request_workers": self.share.per_request,
+                "engine": engine_note()}  # fmt: skip
 
     async def __call__(self, http_request) -> Any:
         from starlette.responses import JSONResponse
@@ -155,12 +225,28 @@ class CheckerService:
                 return JSONResponse({"ok": True, **await self.stats()})
             return JSONResponse({"error": "GET /kinds or /health; POST checks as JSON"}, status_code=404)
         try:
-            body = json.loads(await http_request.body())
-        except (ValueError, UnicodeDecodeError):
-            return JSONResponse({"error": "body is not JSON"}, status_code=400)
-        if isinstance(body, list):
-            return JSONResponse(await self.check_many(body))
+            body = parse_body(await self._read_body(http_request), self.config.max_json_depth)
+            if isinstance(body, list):
+                self._check_length(body)
+                return JSONResponse(await self.check_many(body))
+        except RequestRejected as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
         return JSONResponse(await self.check(body))
+
+    async def _read_body(self, http_request) -> bytes:
+        """The POST body, refused (413) as soon as it passes `max_body_bytes`, never read whole first."""
+        limit = self.config.max_body_bytes
+        message = f"request body larger than {limit} bytes (max_body_bytes)"
+        declared = http_request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise RequestRejected(413, message)
+        chunks, size = [], 0
+        async for chunk in http_request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise RequestRejected(413, message)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def __del__(self) -> None:
         runner = getattr(self, "runner", None)

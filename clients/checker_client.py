@@ -5,7 +5,8 @@ shared service. Two transports with one interface (`CheckerClient` protocol):
 
 * `HttpCheckerClient(base_url)` -- JSON over HTTP to the Serve proxy (127.0.0.1 by default);
   an injectable httpx transport serves tests. Failures map onto the clients error tree:
-  connection errors, timeouts and 5xx -> `TransientError`; 4xx -> `BadRequestError`; an
+  connection errors, timeouts and 5xx -> `TransientError`; 4xx -> `BadRequestError` carrying
+  the service's message (e.g. the 413 naming `max_checks_per_request`); an
   unreadable body -> `ParseError`. A check that ran and could not decide is not an error: it
   is a `CheckReply` with outcome `inconclusive` / `error` / `unavailable`.
 * `HandleCheckerClient(app_name)` -- a Ray Serve deployment handle, for code running in Ray
@@ -76,10 +77,12 @@ class HttpCheckerClient:
     name = "checkers"
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000/checkers", timeout_s: float = 120.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:  # fmt: skip
+                 transport: httpx.AsyncBaseTransport | None = None, max_per_request: int = 64) -> None:  # fmt: skip
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self.transport = transport
+        self.max_per_request = max(1, max_per_request)
+        """Longest list sent in one POST (the service's `max_checks_per_request`, default 64)."""
 
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
         try:
@@ -96,9 +99,8 @@ class HttpCheckerClient:
         if response.status_code >= 500:
             raise TransientError("checker service failed", source=self.name, status=response.status_code)
         if response.status_code >= 400:
-            raise BadRequestError(
-                "checker service refused the request", source=self.name, status=response.status_code
-            )
+            raise BadRequestError(f"checker service refused the request: {_service_error(response)}",
+                                  source=self.name, status=response.status_code)  # fmt: skip
         try:
             return response.json()
         except ValueError:
@@ -110,13 +112,27 @@ class HttpCheckerClient:
         return CheckReply.from_json(await self._send("POST", "/", request.to_json()), self.name)
 
     async def check_many(self, requests: list[CheckRequest]) -> list[CheckReply]:
-        data = await self._send("POST", "/", [r.to_json() for r in requests])
-        if not isinstance(data, list) or len(data) != len(requests):
-            raise ParseError("checker service returned a different number of results", source=self.name)
-        return [CheckReply.from_json(item, self.name) for item in data]
+        """Results in order; a long list goes in POSTs of at most `max_per_request` checks."""
+        replies: list[CheckReply] = []
+        for start in range(0, len(requests), self.max_per_request):
+            chunk = requests[start : start + self.max_per_request]
+            data = await self._send("POST", "/", [r.to_json() for r in chunk])
+            if not isinstance(data, list) or len(data) != len(chunk):
+                raise ParseError("checker service returned a different number of results", source=self.name)
+            replies.extend(CheckReply.from_json(item, self.name) for item in data)
+        return replies
 
     async def kinds(self) -> dict[str, str]:
         return await self._send("GET", "/kinds")
+
+
+def _service_error(response: httpx.Response) -> str:
+    """The service's one-line `error` (e.g. which limit a 413 hit), or the HTTP status."""
+    try:
+        message = response.json().get("error")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message)[:300] if message else f"HTTP {response.status_code}"
 
 
 class HandleCheckerClient:

@@ -6,7 +6,8 @@
 Input: one request object or a list of them; a request is `{"kind": K, ...fields}` or
 `{"kind": K, "payload": {...fields}}`. Output: one JSON line per request, in order. Each check
 runs in an isolated worker process with a wall-clock and memory limit (`--timeout`, `--memory-mb`);
-hitting a limit gives `inconclusive`, never a crash. Exit status 0 unless stdin is not JSON (2).
+hitting a limit gives `inconclusive`, never a crash. Exit status 0 unless stdin is not JSON or is
+nested deeper than `--max-depth` levels (2, with a one-line message on stderr).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checkers.registry import registered, request_parts  # noqa: E402
+from checkers.request_limits import RequestRejected, parse_body  # noqa: E402
 from checkers.result import CheckInputError, CheckResult  # noqa: E402
 from checkers.sandbox import IsolatedRunner, Limits  # noqa: E402
 from checkers.wolfram_engine import engine_note  # noqa: E402
@@ -49,11 +51,19 @@ def main(argv: list[str] | None = None) -> int:
         "--memory-mb", type=int, default=1024, help="memory limit per worker in MiB (default 1024)"
     )
     parser.add_argument("--workers", type=int, default=1, help="isolated worker processes (default 1)")
+    parser.add_argument(
+        "--max-depth", type=int, default=32, help="deepest JSON nesting accepted (default 32)"
+    )
     args = parser.parse_args(argv)
     try:
-        data = json.load(sys.stdin)
-    except ValueError as exc:
-        print(json.dumps({"error": f"stdin is not JSON: {exc}"}), file=sys.stderr)
+        data = parse_body(sys.stdin.buffer.read(), args.max_depth)
+    except RequestRejected as exc:
+        message = (
+            str(exc)
+            .replace("body is not JSON", "stdin is not JSON")
+            .replace("(max_json_depth)", "(--max-depth)")
+        )
+        print(json.dumps({"error": message}), file=sys.stderr)
         return 2
     requests = data if isinstance(data, list) else [data]
     with IsolatedRunner(args.workers, Limits(args.timeout, args.memory_mb)) as runner:

@@ -152,3 +152,11 @@ def test_random_token_soup_only_ever_raises_check_input_error():
             except CheckInputError:
                 pass
     assert parsed > 100  # the soup is not all rejected: the parser is exercised on both paths
+
+
+@pytest.mark.parametrize("text", ["\u0663", "x^\u0662", "\uff13x", "1\u0967", "\U0001d7d9+x"])
+@pytest.mark.parametrize("syntax", ["latex", "plain"])
+def test_unicode_digits_are_rejected_as_the_docstring_says(text, syntax):
+    # Arabic-Indic '٣', fullwidth '３', Devanagari '१', mathematical '𝟙': not ASCII digits
+    with pytest.raises(CheckInputError, match="is not allowed"):
+        parse_expr(text, syntax)

@@ -74,3 +74,23 @@ def test_cli_reports_limits_and_documents_every_kind():
     bad = subprocess.run([sys.executable, "jobs/check.py"], input="{not json", capture_output=True, text=True,
                          cwd=REPO_ROOT, timeout=60)  # fmt: skip
     assert bad.returncode == 2
+
+
+def test_a_cancelled_check_kills_its_worker_at_once(runner):
+    import threading
+
+    runner.run("math.equality", {"lhs": "x", "rhs": "x"})  # the worker is up
+    before, replaced, cancelled = runner.pids, runner.replaced, runner.cancelled
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    start = time.monotonic()
+    result = runner.run("math.equality", {"lhs": r"10^{10^{10}}", "rhs": "1"}, cancel=cancel)
+    elapsed = time.monotonic() - start
+    assert (result.outcome, result.reason) == ("skipped", "cancelled; worker killed and replaced")
+    assert elapsed < 1.5  # not the 4 s wall-clock limit
+    assert (runner.replaced, runner.cancelled) == (replaced + 1, cancelled + 1)
+    assert not any(_alive(pid) for pid in before) and len(runner.pids) == 1
+    assert runner.run("math.equality", {"lhs": "(x+1)^2", "rhs": "x^2+2x+1"}).outcome == "confirmed"
+    already = threading.Event()
+    already.set()
+    assert runner.run("math.equality", {"lhs": "x", "rhs": "x"}, cancel=already).outcome == "skipped"
