@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from storage.redaction import redact_text
 from storage.run_publication import (
     SystemSummary,
     close_system_run,
@@ -51,6 +52,10 @@ class RunSummary:
         return any(s.scores.get("labelled") for s in self.systems) or not self.systems
 
     def render(self) -> str:
+        """The console summary; URLs in it (storage, tracking) lose their userinfo and secret queries."""
+        return redact_text(self._render())
+
+    def _render(self) -> str:
         if self.columns == LEADERBOARD_METRICS and not self.labelled:
             return self._render_unlabelled()
         if self.columns == LEADERBOARD_METRICS:

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from storage.redaction import redact_text
+
 Label = Literal["VALID", "HALLUCINATED", "UNCERTAIN"]
 LABELS: tuple[str, ...] = ("VALID", "HALLUCINATED", "UNCERTAIN")
 ErrorKind = Literal["input", "provider", "parse", "outage", "system", "budget"]
@@ -84,6 +86,8 @@ class Output:
 
     def to_row(self, run_id: str, system: str, shard_id: int) -> dict[str, Any]:
         row = asdict(self)
+        # An error or reason may quote a URL with credentials (an exception naming api_base).
+        row["error"], row["reason"] = redact_text(row["error"]), redact_text(row["reason"])
         row["subtests_json"] = _dumps(row.pop("subtests"))
         row["detail_json"] = _dumps(row.pop("detail"))
         row.update(run_id=run_id, system=system, shard_id=shard_id)

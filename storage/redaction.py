@@ -41,8 +41,10 @@ def _redact_query(match: re.Match[str]) -> str:
     return "?" + urlencode([(k, REDACTED if is_secret_key(k) and v else v) for k, v in pairs], safe="*")
 
 
-def redact_text(text: str) -> str:
+def redact_text(text: str | None) -> str | None:
     """`text` with URL userinfo and secret query values replaced, wherever URLs occur in it."""
+    if not text:
+        return text
     if "@" in text:
         text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     if "?" in text:

@@ -26,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.filesystem import resolve
+from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.schemas import OUTPUT_SCHEMA
 
@@ -117,7 +118,7 @@ class Store:
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
         return self.write_json(
-            run_id, f"failed/shard-{shard_id:05d}.json", {"shard_id": shard_id, "error": error, "attempts": attempts}
+            run_id, f"failed/shard-{shard_id:05d}.json", {"shard_id": shard_id, "error": redact_text(error), "attempts": attempts}
         )
 
     def finished_shards(self, run_id: str) -> set[int]:

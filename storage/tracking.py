@@ -71,6 +71,7 @@ def log_system_run(
     `failed` ends it FAILED (a system whose every output errored). Returns the MLflow run id."""
     client = _client(tracking_uri)
     experiment_id = _experiment_id(client, experiment, tracking_uri)
+    tags = redact(tags or {})
     found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'", max_results=1)
     if found:
         mlflow_run_id = found[0].info.run_id

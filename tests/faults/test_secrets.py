@@ -147,3 +147,17 @@ def _toml(args: dict) -> str:
         'snapshot = "2026-11-29"\nbootstrap = 0\nshard_size = 10\nworkers = 2\nplugins = ["tests.faults.test_secrets"]\n'
         f'[[systems]]\nname = "secret_probe"\nargs = {{ {inline} }}\n'
     )
+
+
+def test_output_errors_and_failed_shard_records_lose_url_credentials(tmp_path):
+    from storage.records import Output
+    from storage.store import Store
+
+    secret_url = "https://user:FAKEPASS-err@llm.example/v1?api_key=sk-FAKE-err"
+    row = Output.failed("i1", f"APIConnectionError: could not reach {secret_url}").to_row("run", "sys", 0)
+    assert "FAKEPASS-err" not in row["error"] and "sk-FAKE-err" not in row["error"]
+    assert "llm.example" in row["error"]
+    store = Store(str(tmp_path))
+    store.mark_shard_failed("run", 3, f"worker died calling {secret_url}", 3)
+    text = (tmp_path / "run" / "failed" / "shard-00003.json").read_text()
+    assert "FAKEPASS-err" not in text and "sk-FAKE-err" not in text
