@@ -285,12 +285,38 @@ def venue_key(venue: str | None) -> str | None:
     return None
 
 
+_VENUE_FILLER = frozenset({"of", "the", "and", "on", "in", "for", "series", "a"})
+
+
+def is_venue_abbreviation(short: str | None, full: str | None) -> bool:
+    """Whether `short` abbreviates `full` the way journal abbreviations do (ISO 4 style): every word
+    of the short form is the start of a word of the long form, in order ("J. Mol. Biol." and
+    "Journal of Molecular Biology"), with at most two significant long-form words left over (a
+    series or subtitle). The short form needs two or more words and at least one cut word."""
+    raw = (short or "").split()
+    words, long_words = normalize_text(short).split(), normalize_text(full).split()
+    if len(words) < 2 or len(long_words) < len(words) or words == long_words or not any(w.endswith(".") for w in raw):
+        return False
+    position, skipped = 0, 0
+    for word in words:
+        while position < len(long_words) and not long_words[position].startswith(word):
+            skipped += long_words[position] not in _VENUE_FILLER
+            position += 1
+        if position == len(long_words):
+            return False
+        position += 1
+    skipped += sum(w not in _VENUE_FILLER for w in long_words[position:])
+    return skipped <= 2 and long_words[0].startswith(words[0])
+
+
 def venues_agree(cited: str | None, reference: str | None, threshold: float = 0.6) -> bool | None:
     """True / False when both venues are given; None when either is missing. Known venues compare by
-    alias key, others by initials or SequenceMatcher similarity >= threshold."""
+    alias key, others by journal-style abbreviation, initials or SequenceMatcher similarity >= threshold."""
     if not normalize_text(cited) or not normalize_text(reference):
         return None
     a, b = venue_key(cited), venue_key(reference)
     if a and b:
         return a == b
+    if is_venue_abbreviation(cited, reference) or is_venue_abbreviation(reference, cited):
+        return True
     return venue_similarity(cited, reference) >= threshold or venue_similarity(reference, cited) >= threshold

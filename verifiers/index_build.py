@@ -61,35 +61,59 @@ def iter_rows(sources: Sequence[IndexSource]) -> Iterable[Row]:
         yield from read_source(source.format, Path(source.path), **dict(source.options))
 
 
+class _RowPreparer:
+    """Canonical identifiers, record ids and normalised titles for index rows, dropping repeats
+    (same DOI, or the same origin key) as it goes; one pass shared by every way an index is made."""
+
+    def __init__(self, dedupe_doi: bool = True) -> None:
+        self.dedupe_doi = dedupe_doi
+        self.seen: set[str] = set()
+        self.per_origin: dict[str, int] = {}
+        self.count = self.dropped = 0
+
+    def prepare(self, rows: Iterable[Row]) -> Iterable[dict[str, Any]]:
+        for row in rows:
+            row = {**row, "doi": canonical_doi(row.get("doi")), "arxiv_id": canonical_arxiv_id(row.get("arxiv_id"))}
+            doi = row["doi"]
+            ident = f"{row.get('origin')}\0{row.get('key')}" if row.get("key") else None
+            if self.dedupe_doi and ((doi and doi in self.seen) or (ident and ident in self.seen)):
+                self.dropped += 1
+                continue
+            self.seen.update(x for x in (doi, ident) if x)
+            row.update(record_id=self.count, title_norm=normalize_text(row.get("title")))
+            origin = row.get("origin") or ""
+            self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
+            self.count += 1
+            yield row
+
+    def stats(self) -> BuildStats:
+        return BuildStats(self.count, self.dropped, self.per_origin)
+
+
 def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000, dedupe_doi: bool = True) -> BuildStats:
     """Stream rows into `out` (Parquet, zstd), assigning record ids in order."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
-    seen: set[str] = set()
-    per_origin: dict[str, int] = {}
+    preparer = _RowPreparer(dedupe_doi)
     batch: list[dict[str, Any]] = []
-    count = dropped = 0
     with pq.ParquetWriter(tmp, INDEX_SCHEMA, compression="zstd") as writer:
-        for row in rows:
-            row = {**row, "doi": canonical_doi(row.get("doi")), "arxiv_id": canonical_arxiv_id(row.get("arxiv_id"))}
-            doi = row["doi"]
-            ident = f"{row.get('origin')}\0{row.get('key')}" if row.get("key") else None
-            if dedupe_doi and ((doi and doi in seen) or (ident and ident in seen)):
-                dropped += 1
-                continue
-            seen.update(x for x in (doi, ident) if x)
-            row.update(record_id=count, title_norm=normalize_text(row.get("title")))
+        for row in preparer.prepare(rows):
             batch.append(row)
-            per_origin[row.get("origin") or ""] = per_origin.get(row.get("origin") or "", 0) + 1
-            count += 1
             if len(batch) >= batch_rows:
                 writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
                 batch = []
-        if batch or count == 0:
+        if batch or preparer.count == 0:
             writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
     tmp.replace(out)
-    return BuildStats(count, dropped, per_origin)
+    return preparer.stats()
+
+
+def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True) -> tuple[pa.Table, BuildStats]:
+    """The index of small dumps as an in-memory table (no file), for indexes built at load time."""
+    preparer = _RowPreparer(dedupe_doi)
+    table = pa.Table.from_pylist(list(preparer.prepare(iter_rows(sources))), schema=INDEX_SCHEMA)
+    return table, preparer.stats()
 
 
 def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True) -> BuildStats:

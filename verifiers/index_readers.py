@@ -3,7 +3,8 @@
 Formats: DBLP XML (streamed with lxml iterparse; `dblp.dtd` beside the file resolves its
 entities), Crossref works JSON (a work, a list of works, or an API envelope `{"message": ...}`;
 read by the Crossref client's own `record_from_crossref`, so titles carry their subtitles),
-OpenAlex works JSONL, ACL Anthology XML, BibTeX (bibtexparser 2) and HALLMARK JSONL. Every reader
+OpenAlex works JSONL, ACL Anthology XML, BibTeX (bibtexparser 2), HALLMARK JSONL and the project's
+reference lists (`corpora/samples/real_references.jsonl`: one real work per line). Every reader
 yields plain dicts with the same keys (`ROW_KEYS`); `index_build.py` writes them to Parquet. A
 record without a title and without a DOI is skipped: it can never be found.
 """
@@ -24,7 +25,7 @@ from corpora.citation_normalization import (
 )
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
-FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark")
+FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark", "references")
 DBLP_RECORD_TAGS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis",
                     "mastersthesis", "www", "data")
 
@@ -188,10 +189,44 @@ def read_hallmark_jsonl(path: Path, labels: tuple[str, ...] | None = ("VALID",))
                 yield row
 
 
+def read_references_jsonl(path: Path) -> Iterator[Row]:
+    """A reference list (`corpora.real_reference` format) as index records: every line is a real work."""
+    from corpora.real_reference import load_references
+
+    for ref in load_references(path):
+        authors = [_split_given_family(name) for name in ref.authors]
+        yield _row("references", ref.ref_id, ref.title, authors, ref.year, ref.venue, ref.doi, ref.arxiv_id,
+                   ref.bibtex_type, str(path))
+
+
+def sniff_format(path: str | Path) -> str:
+    """The dump format of `path`, from its extension and, for JSON lines, its first record."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".bib":
+        return "bibtex"
+    if suffix == ".xml":
+        return "acl_anthology" if "anthology" in path.name.lower() else "dblp"
+    if suffix == ".json":
+        return "crossref"
+    if suffix == ".jsonl":
+        with path.open(encoding="utf-8") as lines:
+            first = next((json.loads(line) for line in lines if line.strip()), {})
+        if "ref_id" in first:
+            return "references"
+        if "fields" in first and "bibtex_key" in first:
+            return "hallmark"
+        if "openalex" in str(first.get("id", "")) or "display_name" in first:
+            return "openalex"
+    raise ValueError(f"{path}: cannot tell the dump format from its name or first record; "
+                     f"build a Parquet index with jobs/build_index.py (formats: {', '.join(FORMATS)})")
+
+
 def read_source(fmt: str, path: Path, **options: Any) -> Iterator[Row]:
     """Rows of one file in format `fmt` (one of FORMATS)."""
     readers = {"dblp": read_dblp_xml, "crossref": read_crossref_json, "openalex": read_openalex_jsonl,
-               "acl_anthology": read_acl_anthology_xml, "bibtex": read_bibtex, "hallmark": read_hallmark_jsonl}
+               "acl_anthology": read_acl_anthology_xml, "bibtex": read_bibtex, "hallmark": read_hallmark_jsonl,
+               "references": read_references_jsonl}
     if fmt not in readers:
         raise ValueError(f"unknown index source format {fmt!r}; known: {', '.join(FORMATS)}")
     return readers[fmt](Path(path), **options)

@@ -34,6 +34,8 @@ from rapidfuzz import fuzz, process
 from clients.bib_record import Author, BibRecord
 from corpora.citation_normalization import canonical_arxiv_id, canonical_doi, normalize_text
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 __all__ = ["OfflineIndex", "ScoredRecord", "open_index"]
 
 STOPWORDS = frozenset(
@@ -245,13 +247,33 @@ class OfflineIndex:
         return self.records([h.record_id for h in hits], [h.score for h in hits])
 
 
+#: A dump smaller than this is indexed in memory when it is opened; a larger one must be built
+#: into Parquet first (`jobs/build_index.py`), so a worker never re-reads a big dump per process.
+MAX_DUMP_BYTES_IN_MEMORY = 20 * 1024 * 1024
+
+
 @functools.lru_cache(maxsize=4)
 def _cached(path: str, mtime: float, size: int) -> OfflineIndex:
-    return OfflineIndex.load(path)
+    if path.endswith(".parquet"):
+        return OfflineIndex.load(path)
+    from verifiers.index_build import IndexSource, index_table
+    from verifiers.index_readers import sniff_format
+
+    if size > MAX_DUMP_BYTES_IN_MEMORY:
+        raise ValueError(f"{path}: a {size / 1e6:.0f} MB dump is too large to index at load time; "
+                         f"build it once with jobs/build_index.py --out index.parquet and use that file")
+    table, _ = index_table([IndexSource(sniff_format(path), path)])
+    return OfflineIndex(table)
 
 
 def open_index(path: str | Path) -> OfflineIndex:
-    """Load an index once per process (keyed by path, mtime and size), e.g. once per Ray worker."""
-    path = str(Path(path).resolve())
+    """Load an index once per process (keyed by path, mtime and size), e.g. once per Ray worker.
+    `path` is a Parquet index from `jobs/build_index.py`, or a small dump in a format that builder
+    reads (.bib, DBLP .xml, HALLMARK or reference-list .jsonl), indexed in memory. A relative path
+    is taken from the current directory, else from the repository root."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
+        path = REPO_ROOT / path  # a bundled sample named relative to the repository (the Ray working_dir)
+    path = str(path.resolve())
     stat = os.stat(path)
     return _cached(path, stat.st_mtime, stat.st_size)
