@@ -149,7 +149,11 @@ def validate_systems(config: RunConfig) -> list[str]:
         except KeyError as exc:
             problems.append(exc.args[0])
             continue
-        problems += [f"system '{s.label or s.name}': {r}" for r in entry.unavailable_reasons(s.args, probe=False)]
+        reasons = entry.unavailable_reasons(s.args, probe=False)
+        problems += [f"system '{s.label or s.name}': {r}" for r in reasons]
+        if any(r.startswith("missing argument") for r in reasons):
+            problems.append(f"hint: give arguments as --systems '{s.name}:KEY=VALUE,...' or args = {{ KEY = VALUE }} "
+                            "under [[systems]] in the config")  # fmt: skip
     return problems
 
 
@@ -213,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = validate_systems(config)
         if problems:
             for problem in problems:
-                print(f"error: {problem}", file=sys.stderr)
+                print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
         target = None
         if config.audit == "paper_audit":  # the injection runs on Ray

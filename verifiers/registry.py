@@ -112,7 +112,7 @@ class SystemEntry:
             if key not in named and not open_ended
         ]
         problems += [
-            f"missing argument '{n}' (e.g. --systems '{self.name}:{n}=...' or args = {{ {n} = ... }})"
+            f"missing argument '{n}'"
             for n, p in named.items()
             if p.default is inspect.Parameter.empty and n not in args
         ]
