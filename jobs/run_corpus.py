@@ -258,7 +258,11 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> i
     from storage.store import Store, spent_so_far
     from verifiers import RunContext, build_system
 
-    init_ray(target)
+    try:
+        init_ray(target)
+    except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
+        print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
     contexts: list[RunContext] = []
 
