@@ -7,11 +7,12 @@ snapshot; workers, shard size and attempts are resources.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cluster.run_services import LLMConfig
 
@@ -79,7 +80,9 @@ class RunConfig(BaseModel):
     shard_size: int = Field(25, ge=1, description="Items per shard (unit of work and of resume)")
     max_attempts: int = Field(3, ge=1, description="Tries per shard before it is recorded as failed")
     cpus_per_worker: float = Field(1.0, gt=0, description="Ray CPUs reserved per worker")
-    eval_mode: str = Field("conservative", description="conservative | aggressive | both")
+    eval_mode: Literal["conservative", "aggressive", "both"] = Field(
+        "conservative", description="conservative | aggressive | both"
+    )
     bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for confidence intervals (0: none)")
     plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Response cache, rate limits, budget, self-hosted models")
@@ -87,6 +90,21 @@ class RunConfig(BaseModel):
         False, description="Publish scores even when a source outage left answers UNCERTAIN (the result says so)"
     )
     ray_address: str | None = Field(None, description="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+
+    @field_validator("snapshot")
+    @classmethod
+    def _snapshot_is_a_date(cls, value: str) -> str:
+        # Part of every run id and storage path: only a real calendar date (no '../', no times).
+        if not _DATE.fullmatch(value):
+            raise ValueError(f"snapshot must be a date YYYY-MM-DD, got {value!r}")
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"snapshot {value!r} is not a real date") from None
+        return value
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def load_config(path: str | Path | None) -> RunConfig:
@@ -135,3 +153,4 @@ class ConfigError(ValueError):
 
 def _describe(exc: ValidationError) -> str:
     return "; ".join(f"field '{'.'.join(str(p) for p in e['loc'])}': {e['msg']}" for e in exc.errors())
+

@@ -34,13 +34,34 @@ class RunPlan:
     store: Store
 
 
+def run_id_of(config: RunConfig, corpus: Any, spec: Any) -> str:
+    return make_run_id(corpus.name, corpus.version, spec.display_name, spec.config_hash(), config.snapshot)
+
+
+def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
+    """Stored runs this config would resume but cannot, read from their manifests before any
+    cluster starts: a run's shards are ranges of one shard size, so resuming needs the same one."""
+    store = Store(config.storage)
+    problems = []
+    for spec in specs:
+        run_id = run_id_of(config, corpus, spec)
+        stored = store.read_json(run_id, "manifest.json")
+        if stored is not None and stored.get("shard_size") != config.shard_size:
+            problems.append(
+                f"run {run_id} in {store.uri} was started with shard_size {stored.get('shard_size')}, not "
+                f"{config.shard_size}: resume it with --shard-size {stored.get('shard_size')}, or start a separate "
+                "run with another --snapshot or --storage"
+            )
+    return problems
+
+
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
     store = Store(config.storage)
     revision = code_revision()
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
     for spec in specs:
-        run_id = make_run_id(corpus.name, corpus.version, spec.display_name, spec.config_hash(), config.snapshot)
+        run_id = run_id_of(config, corpus, spec)
         manifest = redact(
             {
                 "run_id": run_id,

@@ -75,9 +75,13 @@ def run_shard_tasks(
         progress.maybe_print(force=True)
         return outcome
 
+    wanted = min(pool.workers, len(pending))
+    size, note = fit_pool(wanted, pool, ray.available_resources())
+    if note:
+        print(f"[pool] {note}", flush=True)
     items_ref = ray.put(items)
     actor_cls = ray.remote(num_cpus=pool.cpus_per_worker, num_gpus=pool.gpus_per_worker, max_restarts=0)(ShardWorker)
-    workers = [actor_cls.remote(build, store_uri) for _ in range(min(pool.workers, len(pending)))]
+    workers = [actor_cls.remote(build, store_uri) for _ in range(size)]
     try:  # a worker that cannot even start (e.g. our packages not importable there) fails the run at once
         ray.get([w.ping.remote() for w in workers], timeout=300)
     except (RayActorError, ActorDiedError, ray.exceptions.GetTimeoutError) as exc:
@@ -114,7 +118,7 @@ def run_shard_tasks(
                 pending.appendleft(task)
             else:
                 outcome.done.append(result)
-                progress.shard_done(result.items, result.errored)
+                progress.shard_done(result.items, result.errored, result.uncertain, result.outage)
                 if on_shard_done:
                     on_shard_done(result)
         idle.append(slot)
@@ -130,6 +134,34 @@ def run_shard_tasks(
 
 class WorkerStartError(RuntimeError):
     """The pool could not start: a setup problem, not a shard's."""
+
+
+def fit_pool(wanted: int, pool: PoolConfig, free: dict[str, float]) -> tuple[int, str | None]:
+    """How many workers the cluster can place now, and a note when that is fewer than asked.
+
+    An actor Ray cannot place waits silently for resources that never come; sizing the pool
+    to what is free makes that known at once. None fit: `WorkerStartError` naming asked vs free."""
+    cpus, gpus = free.get("CPU", 0.0), free.get("GPU", 0.0)
+    fits = wanted
+    if pool.cpus_per_worker > 0:
+        fits = min(fits, int(cpus // pool.cpus_per_worker + 1e-9))
+    if pool.gpus_per_worker > 0:
+        fits = min(fits, int(gpus // pool.gpus_per_worker + 1e-9))
+    asked = f"{wanted} worker{'s' if wanted > 1 else ''} x {pool.cpus_per_worker:g} CPU" + (
+        f" + {pool.gpus_per_worker:g} GPU" if pool.gpus_per_worker else ""
+    )
+    have = f"{cpus:g} CPU" + (f" and {gpus:g} GPU" if pool.gpus_per_worker else "") + " free in the Ray cluster"
+    if fits < 1:
+        raise WorkerStartError(
+            f"no worker can be placed: asked {asked}, {have}. Lower cpus_per_worker (e.g. 0.25 for I/O-bound "
+            "systems) or gpus_per_worker, or add nodes"
+        )
+    if fits < wanted:
+        return fits, (
+            f"asked {asked}, {have}: running {fits} worker{'s' if fits > 1 else ''} "
+            f"(pass --workers {fits} to silence this, or set cpus_per_worker lower for I/O-bound systems)"
+        )
+    return wanted, None
 
 
 def _retry_or_fail(task, error, attempts, pending, store, outcome, pool, progress) -> None:

@@ -30,6 +30,10 @@ class ShardResult:
     items: int
     errored: int
     seconds: float
+    uncertain: int = 0
+    """Items answered UNCERTAIN (outages included)."""
+    outage: int = 0
+    """Items whose answer depended on a source that got no answer (see verifiers/source_set.py)."""
 
 
 class ShardWorker:
@@ -54,7 +58,10 @@ class ShardWorker:
         table = table_from_rows([o.to_row(task.run_id, task.system_label, task.shard_id) for o in outputs], OUTPUT_SCHEMA)
         self._store.write_shard(task.run_id, task.shard_id, table)
         errored = sum(o.error is not None for o in outputs)
-        return ShardResult(task.run_id, task.shard_id, "done", len(outputs), errored, time.monotonic() - started)
+        uncertain = sum(o.error is None and o.label == "UNCERTAIN" for o in outputs)
+        outage = sum(bool((o.detail or {}).get("outage_sources")) for o in outputs)
+        return ShardResult(task.run_id, task.shard_id, "done", len(outputs), errored, time.monotonic() - started,
+                           uncertain, outage)  # fmt: skip
 
     def ping(self) -> bool:
         return True

@@ -12,6 +12,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cluster.run_config import RunConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # the repository root is the Ray working_dir
@@ -19,15 +23,9 @@ sys.path.insert(0, str(REPO_ROOT))  # the repository root is the Ray working_dir
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from cluster.run_config import ConfigError, RunConfig, load_config, override  # noqa: E402
-from cluster.run_plan import plan_run  # noqa: E402
-from cluster.run_services import build_services, release_services, resolve_cache_dir  # noqa: E402
-from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
-from corpora import load_corpus  # noqa: E402
-from scoring.run_summary import summarize_citation_runs, summarize_paper_runs  # noqa: E402
-from storage.store import Store, spent_so_far  # noqa: E402
-from storage.tracking import default_tracking_uri  # noqa: E402
-from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
+# `--help` must answer at once: ray, pyarrow, mlflow, litellm and the rest are imported only
+# after the arguments are parsed (this module is standard library only).
+from cluster.systems_flag import SYSTEMS_SYNTAX, parse_systems_flag  # noqa: E402
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
 
@@ -40,12 +38,16 @@ exit status:
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   4  a system's budget was reached; submit the same run again to resume
 
+--systems syntax:
+  {SYSTEMS}
+
 examples:
   python jobs/run_corpus.py                                  # bundled corpus, local Ray, ./runs, ./mlruns
   python jobs/run_corpus.py --config configs/sample.toml --workers 4
   ray job submit --address http://127.0.0.1:8265 --working-dir . -- \\
       python jobs/run_corpus.py --config configs/cluster.toml --storage s3://bucket/prefix \\
       --tracking-uri http://127.0.0.1:5000
+  python jobs/run_corpus.py --systems 'llm_zero_shot:model=openai/gpt-4o-mini,prescreen'
 """
 
 
@@ -55,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Run citation verifiers over a corpus on Ray, store every output (Parquet), score them "
         "with HALLMARK's metrics and log one MLflow run per system. Running the same run again resumes it: "
         "finished shards are never recomputed. A TOML config describes a run; flags override it.",
-        epilog=EPILOG,
+        epilog=EPILOG.replace("{SYSTEMS}", SYSTEMS_SYNTAX.replace("\n", "\n  ")),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", help="TOML run config (see configs/*.toml); default: built-in sample run")
@@ -64,65 +66,100 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--corpus-format", dest="corpus_format", choices=["auto", "hallmark", "bibtex"], help="corpus format")
     p.add_argument("--corpus-name", dest="corpus_name", help="corpus name used in run ids (default: file stem)")
     p.add_argument("--split", dest="corpus_split", help="split name recorded on items")
-    p.add_argument("--systems", help="comma-separated registered system names (replaces the config's systems)")
+    p.add_argument("--systems", help="systems with optional arguments, e.g. 'prescreen,field_match:closed_world=true' "
+                   "(replaces the config's systems; syntax below)")
     p.add_argument("--storage", help="output location: a path, file:// or s3://bucket/prefix (default ./runs)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite under ./mlruns; 'none' disables)")
     p.add_argument("--experiment", help="MLflow experiment name (default scrutineer)")
     p.add_argument("--snapshot", help="snapshot date YYYY-MM-DD, part of the run id (default: today, UTC)")
     p.add_argument("--workers", type=int, help="number of Ray worker actors (default 2)")
+    p.add_argument("--cpus-per-worker", type=float, help="Ray CPUs per worker (default 1; e.g. 0.25 for I/O-bound systems)")
     p.add_argument("--shard-size", type=int, help="items per shard (default 25)")
     p.add_argument("--max-attempts", type=int, help="tries per shard before it is recorded failed (default 3)")
     p.add_argument("--eval-mode", choices=["conservative", "aggressive", "both"], help="how UNCERTAIN and missing count")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for CIs (default 1000; 0 disables)")
     p.add_argument("--plugins", help="comma-separated modules that register more systems")
-    p.add_argument("--ray-address", help="Ray address (default: RAY_ADDRESS, else a new local Ray)")
+    p.add_argument("--ray-address", help="Ray GCS address host:port, or the dashboard URL http://host:8265 "
+                   "(default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--allow-incomplete", action="store_true", default=None,
                    help="publish scores even when a source outage left answers UNCERTAIN (the result says so)")
     return p.parse_args(argv)
 
 
 def list_systems(plugins: list[str]) -> int:
+    """Each registered system with its default arguments: can it run here, and if not, why."""
+    from verifiers import load_plugins, registered
+    from verifiers.registry import probe_urls, source_urls
+
     load_plugins(plugins)
-    print(f"{'system':<22} {'available':<10} notes")
-    for name, entry in registered().items():
-        reasons = entry.unavailable_reasons()
-        print(f"{name:<22} {'yes' if not reasons else 'no':<10} {'; '.join(reasons) or entry.description}")
+    entries = registered()
+    # every source any system would use, probed at once (short timeout, cached for the listing)
+    probe_urls(u for e in entries.values() for u in source_urls(e.effective_args().get("sources") or ()).values())
+    rows = [(name, *_availability(entry)) for name, entry in entries.items()]
+    width = max(len("system"), *(len(r[0]) for r in rows)) + 2
+    print(f"{'system':<{width}}{'available':<11}notes")
+    for name, available, notes in rows:
+        print(f"{name:<{width}}{available:<11}{notes}")
     return EXIT_OK
 
 
+def _availability(entry) -> tuple[str, str]:
+    reasons = entry.unavailable_reasons()
+    return ("no", "; ".join(reasons)) if reasons else ("yes", entry.description)
+
+
 def build_config(args: argparse.Namespace) -> RunConfig:
+    from cluster.run_config import load_config, override
+
     config = load_config(args.config)
-    systems = [{"name": s.strip()} for s in args.systems.split(",") if s.strip()] if args.systems else None
+    systems = parse_systems_flag(args.systems) if args.systems else None
     plugins = [m.strip() for m in args.plugins.split(",") if m.strip()] if args.plugins else None
     return override(
         config,
         corpus_path=args.corpus_path, corpus_format=args.corpus_format, corpus_name=args.corpus_name,
         corpus_split=args.corpus_split, systems=systems, storage=args.storage, tracking_uri=args.tracking_uri,
         experiment=args.experiment, snapshot=args.snapshot, workers=args.workers, shard_size=args.shard_size,
-        max_attempts=args.max_attempts, eval_mode=args.eval_mode, bootstrap=args.bootstrap, plugins=plugins,
-        ray_address=args.ray_address, allow_incomplete=args.allow_incomplete,
+        cpus_per_worker=args.cpus_per_worker, max_attempts=args.max_attempts, eval_mode=args.eval_mode,
+        bootstrap=args.bootstrap, plugins=plugins, ray_address=args.ray_address, allow_incomplete=args.allow_incomplete,
     )  # fmt: skip
 
 
-def init_ray(address: str | None) -> None:
-    import ray
+def init_ray(target) -> None:
+    """Connect to (or start) Ray for a target resolved by cluster.ray_address."""
     from ray.job_config import JobConfig
 
-    if ray.is_initialized():
-        return
+    from cluster.ray_address import in_submitted_job
+    from cluster.ray_address import init_ray as connect
+
     # A submitted job already ships the repository as its working_dir. A driver started here
     # (local Ray, or RAY_ADDRESS to a cluster on this machine) puts the repository on the
     # workers' path instead, so plugin modules import there as they do here.
-    in_submitted_job = "RAY_JOB_CONFIG_JSON_ENV_VAR" in os.environ
-    job_config = None if in_submitted_job else JobConfig(code_search_path=[str(REPO_ROOT)])
-    if address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=address or None, logging_level="WARNING", job_config=job_config)
-    else:
-        ray.init(include_dashboard=False, logging_level="WARNING", job_config=job_config)
+    job_config = None if in_submitted_job() else JobConfig(code_search_path=[str(REPO_ROOT)])
+    connect(target, job_config=job_config, logging_level="WARNING")
+
+
+def validate_systems(config: RunConfig) -> list[str]:
+    """Every configured system known, its arguments accepted by its factory, its needs met."""
+    from verifiers import get_entry
+
+    problems = []
+    for s in config.systems:
+        try:
+            entry = get_entry(s.name)
+        except KeyError as exc:
+            problems.append(exc.args[0])
+            continue
+        reasons = entry.unavailable_reasons(s.args, probe=False)
+        problems += [f"system '{s.label or s.name}': {r}" for r in reasons]
+        if any(r.startswith("missing argument") for r in reasons):
+            problems.append(f"hint: give arguments as --systems '{s.name}:KEY=VALUE,...' or args = {{ KEY = VALUE }} "
+                            "under [[systems]] in the config")  # fmt: skip
+    return problems
 
 
 def build_paper_corpus(config: RunConfig):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
+    from cluster.run_services import build_services, resolve_cache_dir
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
 
@@ -145,6 +182,7 @@ def build_paper_corpus(config: RunConfig):
 def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> dict:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
     from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+    from cluster.run_services import build_services, release_services
 
     adj = config.adjudication
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
@@ -165,34 +203,66 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> di
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
+    from cluster.ray_address import RayAddressError, resolve_ray_address
+    from cluster.run_config import ConfigError
+
+    # Everything a user can get wrong is checked here, before any cluster starts.
     try:
         config = build_config(args)
         if args.list_systems:
             return list_systems(config.plugins)
+        from verifiers import load_plugins
+
         load_plugins(config.plugins)
-        if config.audit == "paper_audit":
-            init_ray(config.ray_address)
+        problems = validate_systems(config)
+        if problems:
+            for problem in problems:
+                print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        target = None
+        if config.audit == "paper_audit":  # the injection runs on Ray
+            target = resolve_ray_address(config.ray_address)
+            init_ray(target)
             corpus = build_paper_corpus(config)
         else:
+            from corpora import load_corpus
+
             corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
-    except (ConfigError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
+    except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for err in corpus.errors:
         print(f"[input] {err}", file=sys.stderr)
     print(f"[corpus] {corpus.name}@{corpus.version}: {corpus.num_items} items ({len(corpus.errors)} unreadable)", flush=True)
 
+    from cluster.run_plan import plan_run, resume_conflicts
+    from verifiers import SystemSpec
+
     specs = [SystemSpec(s.name, s.args, s.label) for s in config.systems]
-    for spec in specs:
-        try:
-            reasons = get_entry(spec.name).unavailable_reasons()
-        except KeyError as exc:
-            print(f"error: {exc.args[0]}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if reasons:
-            print(f"error: system '{spec.name}' cannot run here: {'; '.join(reasons)}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    init_ray(config.ray_address)
+    conflicts = resume_conflicts(config, corpus, specs)
+    if conflicts:
+        for conflict in conflicts:
+            print(f"error: {conflict}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        target = target or resolve_ray_address(config.ray_address)
+    except RayAddressError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return run(config, corpus, specs, target, started, plan_run)
+
+
+def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> int:
+    from cluster.run_services import build_services, release_services, resolve_cache_dir
+    from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
+    from storage.store import Store, spent_so_far
+    from verifiers import RunContext, build_system
+
+    try:
+        init_ray(target)
+    except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
+        print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
     contexts: list[RunContext] = []
 
@@ -221,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for ctx in contexts:
             release_services(ctx.services)
+    from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
+    from storage.tracking import default_tracking_uri
+
     tracking_uri = config.tracking_uri or default_tracking_uri()
     tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:

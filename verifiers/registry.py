@@ -8,14 +8,19 @@ imported inside the factory, so the registry imports with none of them installed
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import os
+import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from verifiers.system import System
@@ -40,13 +45,40 @@ class Requirement:
             if not os.environ.get(self.name):
                 return f"environment variable {self.name} is not set" + (f" ({self.hint})" if self.hint else "")
         elif self.kind == "reachable":
-            try:
-                urllib.request.urlopen(urllib.request.Request(self.name, method="HEAD"), timeout=3)
-            except urllib.error.HTTPError:
-                return None  # the server answered: reachable
-            except OSError as exc:
-                return f"{self.name} unreachable ({type(exc).__name__})"
+            return probe_url(self.name)
         return None
+
+
+PROBE_TIMEOUT_S = 2.0
+
+
+@functools.cache
+def probe_url(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """None when the server at `url` answers (any HTTP status), else why not. Cached per process,
+    so a listing of many systems sharing one source probes it once."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return None  # the server answered: reachable
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        return f"{url} unreachable ({type(reason).__name__})"
+    return None
+
+
+def probe_urls(urls: Iterable[str]) -> None:
+    """Probe several URLs at once (fills `probe_url`'s cache), so a listing waits one timeout, not n."""
+    unique = sorted(set(urls))
+    if unique:
+        with ThreadPoolExecutor(max_workers=min(8, len(unique))) as pool:
+            list(pool.map(probe_url, unique))
+
+
+def source_urls(names: Iterable[str]) -> dict[str, str]:
+    """API root of each named online source in clients/ (unknown names and 'offline_index' skipped)."""
+    from clients.source_catalog import SOURCE_CLASSES
+
+    return {n: SOURCE_CLASSES[n].BASE_URL for n in names if isinstance(n, str) and n in SOURCE_CLASSES}
 
 
 def package(name: str, hint: str = "") -> Requirement:
@@ -68,8 +100,72 @@ class SystemEntry:
     requires: tuple[Requirement, ...]
     description: str
 
-    def unavailable_reasons(self) -> list[str]:
-        return [r for r in (req.unmet_reason() for req in self.requires) if r]
+    def argument_problems(self, args: dict[str, Any] | None = None) -> list[str]:
+        """Arguments the factory would reject: unknown names and required ones not given."""
+        args = args or {}
+        params = inspect.signature(self.factory).parameters
+        open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        named = {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        problems = [
+            f"unknown argument '{key}' (accepted: {', '.join(named) or 'none'})"
+            for key in args
+            if key not in named and not open_ended
+        ]
+        problems += [
+            f"missing argument '{n}'"
+            for n, p in named.items()
+            if p.default is inspect.Parameter.empty and n not in args
+        ]
+        return problems
+
+    def effective_args(self, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The factory's defaults overlaid with `args`."""
+        params = inspect.signature(self.factory).parameters
+        defaults = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
+        return {**defaults, **(args or {})}
+
+    def source_problems(self, args: dict[str, Any] | None = None, probe: bool = True) -> list[str]:
+        """What the configured bibliographic sources lack: an index file, or a reachable service."""
+        effective = self.effective_args(args)
+        sources = effective.get("sources")
+        if not isinstance(sources, list | tuple):
+            return []
+        problems = []
+        if "offline_index" in sources:
+            index_path = effective.get("index_path")
+            if not index_path:
+                problems.append("source 'offline_index' needs argument 'index_path'")
+            elif not str(index_path).startswith("s3://") and not Path(index_path).exists():
+                problems.append(f"index_path {index_path} does not exist")
+        if probe:
+            urls = source_urls(sources)
+            probe_urls(urls.values())
+            problems += [f"source '{n}': {r}" for n, url in urls.items() if (r := probe_url(url))]
+        return problems
+
+    def unavailable_reasons(self, args: dict[str, Any] | None = None, probe: bool = True) -> list[str]:
+        """Why this system cannot run here with `args`: packages, keys, arguments, sources."""
+        reasons = [r for r in (req.unmet_reason() for req in self.requires if probe or req.kind != "reachable") if r]
+        reasons += self.argument_problems(args)
+        return reasons + key_problems(args or {}) + self.source_problems(args, probe)
+
+
+def key_problems(args: dict[str, Any]) -> list[str]:
+    """API keys an LLM system's arguments need and the environment lacks (names only, never values)."""
+    key_env, model = args.get("api_key_env"), args.get("model")
+    if isinstance(key_env, str):
+        return [] if os.environ.get(key_env) else [f"environment variable {key_env} (api_key_env) is not set"]
+    if not isinstance(model, str) or model.startswith("self/") or args.get("api_base"):
+        return []  # self-hosted or a custom endpoint: its key, if any, is the endpoint's business
+    if importlib.util.find_spec("litellm") is None:
+        return []  # reported as a missing package by the system's requirements
+    import litellm  # heavy: only for a run that names a hosted model
+
+    try:
+        missing = litellm.validate_environment(model=model).get("missing_keys") or []
+    except Exception:  # an unknown provider: litellm will say so when called
+        return []
+    return [f"model {model} needs environment variable {k}" for k in missing]
 
 
 @dataclass(frozen=True)
@@ -134,7 +230,10 @@ def build_system(spec: SystemSpec, plugins: tuple[str, ...] = ()) -> System:
     """Build the system a spec names. Raises with the reason when it cannot run here."""
     load_plugins(plugins)
     entry = get_entry(spec.name)
-    reasons = entry.unavailable_reasons()
+    # Sources are not probed here: a worker builds systems once, and an outage must read as
+    # UNCERTAIN answers, never as a system that failed to build.
+    reasons = [r for r in (q.unmet_reason() for q in entry.requires if q.kind != "reachable") if r]
+    reasons += entry.argument_problems(spec.args)
     if reasons:
         raise RuntimeError(f"system '{spec.name}' is not available here: {'; '.join(reasons)}")
     return entry.factory(**spec.args)

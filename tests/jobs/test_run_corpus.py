@@ -58,6 +58,8 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     again = run_job("run_corpus.py", "--snapshot", SNAPSHOT, "--bootstrap", "200", cwd=tmp_path, env=ray_head.env())
     assert again.returncode == 0
     assert "[resume] 10 of 10 shards already finished" in again.stdout or "already finished" in again.stdout
+    shards = sum(len(Store(str(tmp_path / "runs")).finished_shards(r.name)) for r in runs)
+    assert f"all {shards} shards already done (resumed)" in again.stdout and "ETA ?" not in again.stdout
     assert len(client.search_runs([experiment.experiment_id])) == 2  # same runs, not new ones
 
 
@@ -150,6 +152,9 @@ def test_source_outage_withholds_scores_unless_overridden(ray_head, tmp_path):
     withheld = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
     assert withheld.returncode == 1, withheld.stdout[-2000:] + withheld.stderr[-2000:]
     assert "INCOMPLETE: scripted: 3 answers depended on an unavailable source; scores withheld" in withheld.stdout
+    progress = [line for line in withheld.stdout.splitlines() if line.startswith("[progress]")]
+    assert progress and "outage 3" in progress[-1] and "uncertain 3" in progress[-1]  # shown as it happens
+    assert len(progress) == len(set(progress))  # the last line is printed once
     (run,) = run_dirs(tmp_path / "runs")
     status = json.loads((run / "status.json").read_text())
     assert status["outage_items"] == 3 and status["published"] is False

@@ -1,0 +1,167 @@
+"""Where a driver's Ray is: one place for every job (`run_corpus.py`, `serve_checkers.py`).
+
+Users meet two Ray addresses: the GCS address (`host:6379`, what `ray.init` takes) and the
+dashboard URL (`http://host:8265`, what `ray job submit` takes, and what
+`.dev-services/env.sh` exports as RAY_ADDRESS). A driver given the dashboard URL asks the
+dashboard for the GCS address. An address that does not answer fails within seconds with a
+message, never a traceback or a hang: every mistake here is a configuration mistake (exit 2).
+
+Imports nothing heavy: `ray` is imported only by `init_ray`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+CONNECT_TIMEOUT_S = 3.0
+SUBMITTED_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # set by Ray in a job's driver
+
+
+class RayAddressError(ValueError):
+    """The configured Ray address is wrong or unreachable (a configuration error)."""
+
+
+@dataclass(frozen=True)
+class RayTarget:
+    """What to hand `ray.init`: `address` None means a new local Ray."""
+
+    address: str | None
+    given: str | None  # what the user gave (flag or RAY_ADDRESS), for messages
+    source: str  # "--ray-address" | "RAY_ADDRESS" | "local"
+
+    @property
+    def is_local(self) -> bool:
+        return self.address is None
+
+
+def configured_address(flag: str | None) -> tuple[str | None, str]:
+    """The address the user asked for and where it came from."""
+    if flag:
+        return flag.strip(), "--ray-address"
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env:
+        return env, "RAY_ADDRESS"
+    return None, "local"
+
+
+def resolve_ray_address(flag: str | None, timeout_s: float = CONNECT_TIMEOUT_S) -> RayTarget:
+    """Resolve and probe the configured address; raise `RayAddressError` with what to do."""
+    given, source = configured_address(flag)
+    if given is None or given == "local":
+        return RayTarget(None, given, "local")
+    if given == "auto":
+        return RayTarget("auto", given, source)
+    if given.startswith(("http://", "https://")):
+        gcs = gcs_address_from_dashboard(given, source, timeout_s)
+        return RayTarget(gcs, given, source)
+    host_port = given.removeprefix("ray://")
+    host, port = _split_host_port(host_port, given, source)
+    _probe_tcp(host, port, given, source, timeout_s)
+    return RayTarget(given, given, source)
+
+
+def gcs_address_from_dashboard(url: str, source: str = "--ray-address", timeout_s: float = CONNECT_TIMEOUT_S) -> str:
+    """The GCS address (`host:port`) of the cluster whose dashboard is at `url`.
+
+    The dashboard answers `/api/version` (so a wrong URL is told apart from a Ray without a
+    reachable GCS) but its REST API does not publish the GCS address. A dashboard on this
+    machine is matched to its process, whose command line names the GCS it serves; for a remote
+    one the user is asked for the GCS address."""
+    base = url.rstrip("/")
+    try:
+        with urllib.request.urlopen(f"{base}/api/version", timeout=timeout_s) as response:
+            version = json.loads(response.read().decode("utf-8", "replace"))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise RayAddressError(
+            f"{source}={url}: no Ray dashboard answers there ({reason}). Start the cluster "
+            "(e.g. `bash infra/dev_services.sh start`) or give the GCS address: --ray-address host:6379"
+        ) from None
+    if not isinstance(version, dict) or "ray_version" not in version:
+        raise RayAddressError(f"{source}={url}: the server there is not a Ray dashboard (no ray_version in /api/version)")
+    parts = urlsplit(base)
+    gcs = _local_dashboard_gcs(parts.hostname or "", parts.port or 80)
+    if not gcs:
+        raise RayAddressError(
+            f"{source}={url} is a Ray dashboard (the address `ray job submit` takes); a driver needs the "
+            "cluster's GCS address instead: --ray-address host:6379 (shown by `ray status` on the head), "
+            "or submit this command with `ray job submit --address " + url + " --working-dir . -- python ...`"
+        )
+    host, port = _split_host_port(gcs, url, source)
+    _probe_tcp(host, port, f"{host}:{port} (GCS of the dashboard {url})", source, timeout_s)
+    return f"{host}:{port}"
+
+
+def _local_dashboard_gcs(host: str, port: int) -> str | None:
+    """GCS address of the dashboard process on this machine listening on `port`, if any
+    (read from /proc: Linux, where clusters and dev heads run)."""
+    try:
+        if not any(info[4][0] in _LOOPBACK or info[4][0] in _local_ips() for info in socket.getaddrinfo(host, port)):
+            return None
+    except OSError:
+        return None
+    for cmdline_file in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmdline = cmdline_file.read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue  # the process ended, or is not ours to read
+        if not any(arg.endswith("dashboard/dashboard.py") for arg in cmdline[:4]):
+            continue
+        flags = dict(a.removeprefix("--").split("=", 1) for a in cmdline if a.startswith("--") and "=" in a)
+        if flags.get("port") == str(port) and flags.get("gcs-address"):
+            return flags["gcs-address"]
+    return None
+
+
+_LOOPBACK = ("127.0.0.1", "::1")
+
+
+def _local_ips() -> set[str]:
+    try:
+        return {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)}
+    except OSError:
+        return set()
+
+
+def init_ray(target: RayTarget, job_config=None, **kwargs) -> None:
+    """`ray.init` for a resolved target (a new local Ray when the target is local)."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    if target.is_local:
+        ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, **kwargs)
+    else:
+        ray.init(address=target.address, job_config=job_config, **kwargs)
+
+
+def in_submitted_job() -> bool:
+    return SUBMITTED_JOB_ENV in os.environ
+
+
+def _split_host_port(address: str, given: str, source: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise RayAddressError(
+            f"{source}={given}: not a Ray address; use host:port (GCS, e.g. 127.0.0.1:6379), "
+            "http://host:8265 (dashboard) or 'auto'"
+        )
+    return host.strip("[]"), int(port)
+
+
+def _probe_tcp(host: str, port: int, what: str, source: str, timeout_s: float) -> None:
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise RayAddressError(
+            f"{source}={what}: nothing answers at {host}:{port} ({exc.strerror or type(exc).__name__}); "
+            "is the cluster running? (`ray status`, or unset RAY_ADDRESS to start a local Ray)"
+        ) from None
