@@ -18,6 +18,10 @@ from cluster.run_services import LLMConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
+#: The real works the sample corpus cites, indexed in memory: the default run's field_match checks
+#: each entry against them offline. Relative to the repository (the Ray working_dir), so a run's
+#: identity does not depend on where the checkout lives.
+SAMPLE_INDEX = "corpora/samples/real_references.jsonl"
 
 
 class CorpusConfig(BaseModel):
@@ -64,7 +68,11 @@ class RunConfig(BaseModel):
     papers: PapersConfig = Field(default_factory=PapersConfig, description="Papers to inject errors into (paper_audit)")
     adjudication: AdjudicationConfig = Field(default_factory=AdjudicationConfig, description="Judges and checkers (paper_audit)")
     systems: list[SystemConfig] = Field(
-        default_factory=lambda: [SystemConfig(name="prescreen"), SystemConfig(name="always_valid")],
+        default_factory=lambda: [
+            SystemConfig(name="prescreen"),
+            SystemConfig(name="field_match", args={"sources": ["offline_index"], "index_path": SAMPLE_INDEX}),
+            SystemConfig(name="always_valid"),
+        ],
         description="Systems to run over the corpus",
     )
     storage: str = Field("./runs", description="Where outputs go: a path, file:// or s3://bucket/prefix")

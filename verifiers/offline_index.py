@@ -266,14 +266,20 @@ def _cached(path: str, mtime: float, size: int) -> OfflineIndex:
     return OfflineIndex(table)
 
 
+def resolve_index_path(path: str | Path) -> Path:
+    """Where an `index_path` points: from the current directory, else from the repository root
+    (bundled samples named relative to the repository, which is the Ray working_dir)."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
+        return REPO_ROOT / path
+    return path
+
+
 def open_index(path: str | Path) -> OfflineIndex:
     """Load an index once per process (keyed by path, mtime and size), e.g. once per Ray worker.
     `path` is a Parquet index from `jobs/build_index.py`, or a small dump in a format that builder
     reads (.bib, DBLP .xml, HALLMARK or reference-list .jsonl), indexed in memory. A relative path
     is taken from the current directory, else from the repository root."""
-    path = Path(path)
-    if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
-        path = REPO_ROOT / path  # a bundled sample named relative to the repository (the Ray working_dir)
-    path = str(path.resolve())
+    path = str(resolve_index_path(path).resolve())
     stat = os.stat(path)
     return _cached(path, stat.st_mtime, stat.st_size)

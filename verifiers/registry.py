@@ -20,7 +20,6 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from verifiers.system import System
@@ -135,7 +134,7 @@ class SystemEntry:
             index_path = effective.get("index_path")
             if not index_path:
                 problems.append("source 'offline_index' needs argument 'index_path'")
-            elif not str(index_path).startswith("s3://") and not Path(index_path).exists():
+            elif not str(index_path).startswith("s3://") and not _index_exists(index_path):
                 problems.append(f"index_path {index_path} does not exist")
         if probe:
             urls = source_urls(sources)
@@ -191,6 +190,12 @@ class SystemSpec:
 
 
 _REGISTRY: dict[str, SystemEntry] = {}
+
+
+def _index_exists(index_path: str) -> bool:
+    from verifiers.offline_index import resolve_index_path
+
+    return resolve_index_path(index_path).exists()
 
 
 def system(
