@@ -3,6 +3,13 @@
 Tests connect to it in-process (`ray.init(address=...)`), run `jobs/*.py` as subprocesses with
 RAY_ADDRESS pointing at it, and submit jobs to its dashboard. Token authentication is disabled
 on this loopback-only head (Ray 2.60 enables it by default; see README for the secure default).
+
+Loopback only: `ray start --node-ip-address=127.0.0.1` alone is not enough. Ray replaces a
+localhost node address by the machine's outward one (`resolve_ip_for_localhost` calls
+`get_node_ip_address`, which asks the routing table), so the GCS, raylet, agents and workers
+would listen on that interface. With RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 the lookup answers
+127.0.0.1 (the single-machine mode Ray uses on macOS and Windows), for the head and for every
+driver that joins it; tests/infra/test_ray_loopback.py checks the listening sockets.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from pathlib import Path
 
 from tests.helpers.ports import free_port, wait_for_port
 
+# Keeps every Ray process of a single-machine cluster on 127.0.0.1 (see the module docstring).
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
 
 @dataclass(frozen=True)
 class RayHead:
@@ -26,7 +36,7 @@ class RayHead:
 
     def env(self) -> dict[str, str]:
         """Environment for a subprocess that should use this head as its cluster."""
-        return {**os.environ, "RAY_ADDRESS": self.gcs_address, "RAY_AUTH_MODE": "disabled"}
+        return {**os.environ, **LOOPBACK_ENV, "RAY_ADDRESS": self.gcs_address, "RAY_AUTH_MODE": "disabled"}
 
 
 def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> RayHead:
@@ -43,7 +53,7 @@ def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> Ra
         "--node-manager-port": free_port(),
         "--object-manager-port": free_port(),
     }
-    env = {**os.environ, **(extra_env or {}), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **(extra_env or {}), **LOOPBACK_ENV, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run(
         [
             "ray", "start", "--head",
@@ -75,4 +85,35 @@ def stop_head(head: RayHead) -> None:
 
 
 def _alive(head: RayHead) -> bool:
-    return subprocess.run(["pgrep", "-f", str(head.temp_dir)], capture_output=True).returncode == 0
+    return bool(head_processes(head))
+
+
+def head_processes(head: RayHead) -> list:
+    """The live processes of this head (GCS, raylet, dashboard, agents, workers): those whose
+    command line carries its unique temp dir."""
+    import psutil
+
+    marker = str(head.temp_dir)
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if any(marker in arg for arg in proc.info["cmdline"] or ()):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def listening_sockets(head: RayHead) -> list[tuple[str, str, int]]:
+    """(process name, local address, port) of every TCP socket this head's processes listen on."""
+    import psutil
+
+    sockets = []
+    for proc in head_processes(head):
+        try:
+            name = proc.name()
+            conns = proc.net_connections(kind="inet")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        sockets += [(name, c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN]
+    return sockets
