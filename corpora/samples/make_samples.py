@@ -6,6 +6,8 @@ exits 1 when a file differs from what it would write).
   BibTeX, keyed by their sample keys: the input of `run_corpus.py --corpus ... .bib`.
 - `index/dblp_sample.xml` (+ `index/dblp.dtd`): the real references of `real_references.jsonl`
   as a DBLP-XML-style dump: an input of `build_index.py --dblp`.
+- `predictions_sample.jsonl`: the `prescreen` verifier's answers on `citations_sample.jsonl`, in
+  HALLMARK's prediction format: the input of `score_predictions.py --predictions`.
 - `replay_sample.jsonl`: a recording for `llm_replay_server.py serve --recording`, written by
   `build_hallmark_recording` for the `llm_zero_shot` prompt of the first twelve sample entries.
   Its answers are the sample's own labels (an oracle, not a model's): it shows the replay
@@ -90,11 +92,26 @@ def replay_sample() -> str:
         return out.read_text(encoding="utf-8")
 
 
+def predictions_sample() -> str:
+    import asyncio
+
+    from corpora.hallmark import load_hallmark_jsonl
+    from storage.records import Item
+    from verifiers.registry import SystemSpec, build_system
+    from verifiers.system import RunContext
+
+    items = [Item.from_row(r) for r in load_hallmark_jsonl(CITATIONS).items.to_pylist()]
+    outputs = asyncio.run(build_system(SystemSpec("prescreen", {})).run(items, RunContext("samples", "2026-11-29")))
+    return "".join(json.dumps({"bibtex_key": o.item_id, "label": o.label, "confidence": o.confidence, "reason": o.reason}) + "\n"
+                   for o in outputs)
+
+
 FILES = {
     "refs_sample.bib": bib_sample,
     "index/dblp_sample.xml": dblp_sample,
     "index/dblp.dtd": lambda: DBLP_DTD,
     "replay_sample.jsonl": replay_sample,
+    "predictions_sample.jsonl": predictions_sample,
 }
 
 
