@@ -40,7 +40,9 @@ PY
 }
 
 wait_port() { for _ in $(seq 1 600); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.2; done; echo "port $1 never opened" >&2; return 1; }
-alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+alive() {  # a zombie (exited, not yet reaped by its parent) counts as gone
+  [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != "Z" ]
+}
 pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
 ray_tmp() { cat "$STATE/ray_tmp" 2>/dev/null || true; }
 ray_pids() {  # every live process whose command line carries this checkout's Ray temp dir
