@@ -14,6 +14,7 @@ driver that joins it; tests/infra/test_ray_loopback.py checks the listening sock
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -88,32 +89,65 @@ def _alive(head: RayHead) -> bool:
     return bool(head_processes(head))
 
 
-def head_processes(head: RayHead) -> list:
-    """The live processes of this head (GCS, raylet, dashboard, agents, workers): those whose
-    command line carries its unique temp dir."""
-    import psutil
+def head_processes(head: RayHead) -> dict[int, str]:
+    """pid -> name of the live processes of this head (GCS, raylet, dashboard, agents, workers):
+    those whose command line carries its unique temp dir."""
+    return processes_carrying(str(head.temp_dir))
 
-    marker = str(head.temp_dir)
-    found = []
-    for proc in psutil.process_iter(["pid", "cmdline"]):
+
+def processes_carrying(text: str) -> dict[int, str]:
+    """pid -> name of the live processes whose command line contains `text`. Read from /proc (Linux)."""
+    marker = text.encode()
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
-            if any(marker in arg for arg in proc.info["cmdline"] or ()):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            if marker in (proc / "cmdline").read_bytes():
+                found[int(proc.name)] = (proc / "comm").read_text().strip()
+        except OSError:  # gone meanwhile, or not ours to read
             continue
     return found
 
 
+def _listening_inodes() -> dict[str, tuple[str, int]]:
+    """socket inode -> (local address, port) of every listening TCP socket, from /proc/net/tcp{,6}."""
+    sockets = {}
+    for table, width in (("tcp", 4), ("tcp6", 16)):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A":  # TCP_LISTEN
+                continue
+            hex_ip, hex_port = fields[1].split(":")
+            raw = bytes.fromhex(hex_ip)
+            # /proc prints the address as host-order 32-bit words
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, width, 4))
+            sockets[fields[9]] = (str(ipaddress.ip_address(raw)), int(hex_port, 16))
+    return sockets
+
+
 def listening_sockets(head: RayHead) -> list[tuple[str, str, int]]:
     """(process name, local address, port) of every TCP socket this head's processes listen on."""
-    import psutil
+    return sockets_of(head_processes(head))
 
+
+def sockets_of(processes: dict[int, str]) -> list[tuple[str, str, int]]:
+    """(process name, local address, port) of every TCP socket these processes listen on."""
+    inodes = _listening_inodes()
     sockets = []
-    for proc in head_processes(head):
+    for pid, name in processes.items():
         try:
-            name = proc.name()
-            conns = proc.net_connections(kind="inet")
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
             continue
-        sockets += [(name, c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN]
+        for link in links:
+            if link.startswith("socket:[") and (inode := link[8:-1]) in inodes:
+                sockets.append((name, *inodes[inode]))
     return sockets
+
+
+def is_loopback_only(address: str) -> bool:
+    """127.0.0.1, or the same as an IPv4-mapped IPv6 address (gRPC prints ::ffff:127.0.0.1)."""
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return str(mapped or ip) == "127.0.0.1"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.ray_cluster import is_loopback_only, processes_carrying, sockets_of
 
 SCRIPT = "infra/dev_services.sh"
 
@@ -91,21 +92,6 @@ def test_script_has_no_fixed_ports_or_shared_paths():
     assert not re.search(r"PORT:-\d", text), "ports are picked free, not defaulted to fixed numbers"
 
 
-def _listening(pids: list[int]) -> list[tuple[str, str, int]]:
-    import psutil
-
-    found = []
-    for pid in pids:
-        try:
-            proc = psutil.Process(pid)
-            for p in [proc, *proc.children(recursive=True)]:
-                found += [(p.name(), c.laddr.ip, c.laddr.port) for c in p.net_connections(kind="inet")
-                          if c.status == psutil.CONN_LISTEN]  # fmt: skip
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
 def _env_file(checkout: Path) -> dict[str, str]:
     text = (checkout / ".dev-services" / "env.sh").read_text()
     return dict(re.findall(r"(\w+)=(\S+)", text))
@@ -113,8 +99,6 @@ def _env_file(checkout: Path) -> dict[str, str]:
 
 @pytest.mark.heavy
 def test_start_status_stop_in_a_fresh_clone(clone: Path):
-    import psutil
-
     start = services(clone, "start", timeout=600)
     try:
         assert start.returncode == 0, start.stdout + start.stderr
@@ -124,19 +108,22 @@ def test_start_status_stop_in_a_fresh_clone(clone: Path):
         assert env["RAY_ADDRESS"].startswith("http://127.0.0.1:")
         assert services(clone, "status").returncode == 0
         ray_tmp = (clone / ".dev-services" / "ray_tmp").read_text().strip()
-        ray_pids = [p.pid for p in psutil.process_iter(["cmdline"]) if any(ray_tmp in a for a in p.info["cmdline"] or ())]
         state = clone / ".dev-services"
-        pids = ray_pids + [int((state / f"{svc}.pid").read_text()) for svc in ("moto", "mlflow")]
-        sockets = _listening(pids)
-        assert {"gcs_server", "raylet"} <= {name for name, _, _ in sockets}, sockets
+        processes = processes_carrying(ray_tmp)  # the head's, and the other two's process groups:
+        for svc in ("moto", "mlflow"):
+            group = (state / f"{svc}.pid").read_text().strip()
+            processes |= {int(p): svc for p in subprocess.run(["pgrep", "-g", group], capture_output=True,
+                                                               text=True).stdout.split()}  # fmt: skip
+        sockets = sockets_of(processes)
+        assert {"gcs_server", "raylet", "moto", "mlflow"} <= {name for name, _, _ in sockets}, sockets
         assert ports <= {port for _, _, port in sockets}, sockets
-        assert [s for s in sockets if s[1] != "127.0.0.1"] == []
+        assert [s for s in sockets if not is_loopback_only(s[1])] == []
         assert "Local node IP: 127.0.0.1" in (state / "ray.log").read_text()
     finally:
         stop = services(clone, "stop", timeout=120)
     assert stop.returncode == 0, stop.stdout + stop.stderr
     assert "none left" in stop.stdout
-    assert not [p for p in psutil.process_iter(["cmdline"]) if any(ray_tmp in a for a in p.info["cmdline"] or ())]
+    assert processes_carrying(ray_tmp) == {}
     assert services(clone, "status").returncode == 1
 
 
