@@ -118,7 +118,7 @@ def test_start_status_stop_in_a_fresh_clone(clone: Path):
         assert {"gcs_server", "raylet", "moto", "mlflow"} <= {name for name, _, _ in sockets}, sockets
         assert ports <= {port for _, _, port in sockets}, sockets
         assert [s for s in sockets if not is_loopback_only(s[1])] == []
-        assert "Local node IP: 127.0.0.1" in (state / "ray.log").read_text()
+        assert "Local node IP: 127.0.0.1" in re.sub(r"\x1b\[[0-9;]*m", "", (state / "ray.log").read_text())
     finally:
         stop = services(clone, "stop", timeout=120)
     assert stop.returncode == 0, stop.stdout + stop.stderr
