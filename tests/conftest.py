@@ -1,4 +1,9 @@
-"""Session-wide services: one Ray head, one moto S3 server, started once and shared."""
+"""Session-wide services: one Ray head, one moto S3 server, started once and shared.
+
+Also the `requires_shared_data` marker: tests that read the optional benchmark data (HALLMARK,
+reference-source recordings, real papers; see docs/optional-data.md) are skipped with a reason
+when it is absent, and fail when CI=true so that CI never passes by skipping them.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +11,37 @@ import os
 
 import pytest
 
-from tests.helpers.paths import HALLMARK_DATA, SHARED_DATA
+from tests.helpers.paths import HALLMARK_DATA, SHARED_DATA, require_shared_data
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Drivers this process starts (ray.init) bind 127.0.0.1 like the session head: see tests/helpers/ray_cluster.py.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "requires_shared_data: reads the optional benchmark data (../shared/data or SCRUTINEER_SHARED_DATA); "
+        "skipped when absent, an error when CI=true",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("requires_shared_data"):
+        require_shared_data()
 
 
 @pytest.fixture(scope="session")
 def shared_data():
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA}")
+    require_shared_data()
     return SHARED_DATA
 
 
 @pytest.fixture(scope="session")
 def hallmark_data():
+    require_shared_data()
     return HALLMARK_DATA
 
 

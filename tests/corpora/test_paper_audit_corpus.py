@@ -109,7 +109,7 @@ def _has_general_s2_llm(seed):
     return rng.choice(paper_subtypes().for_combination("general", "S2")).mechanism == "llm"
 
 
-@pytest.mark.skipif(not PAPERS.is_dir(), reason="shared papers not present")
+@pytest.mark.requires_shared_data
 def test_skipped_injection_has_a_reason():
     # neural-fingerprints has one display equation: no mathematics S3 rule finds a place
     corpus = build_paper_audit_corpus([PAPERS / "neural-fingerprints-2015"], seed=0)

@@ -7,7 +7,7 @@ import pytest
 from corpora.latex_paper import REF_RE, load_latex_paper
 from corpora.paper_injectors import RULES
 from corpora.paper_validator import validate
-from tests.helpers.paths import REPO_ROOT, SHARED_DATA
+from tests.helpers.paths import REPO_ROOT, SHARED_DATA, require_shared_data
 
 EXAMPLE = load_latex_paper(REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper")
 PAPERS = SHARED_DATA / "papers"
@@ -17,8 +17,7 @@ REAL = ["legwork-2022", "rescience-brownian-bug-2022", "gp-kernel-search-2013", 
 
 @pytest.fixture(scope="module")
 def real_papers():
-    if not PAPERS.is_dir():
-        pytest.skip("shared papers not present")
+    require_shared_data()
     return [load_latex_paper(PAPERS / name) for name in REAL]
 
 

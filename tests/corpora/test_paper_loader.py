@@ -9,7 +9,7 @@ from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 
 PAPERS = SHARED_DATA / "papers"
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
-needs_papers = pytest.mark.skipif(not PAPERS.is_dir(), reason="shared papers not present")
+needs_papers = pytest.mark.requires_shared_data
 
 
 @needs_papers

@@ -6,9 +6,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from scoring.report import write_run_report
 from scoring.result_file import score_prediction_file
 from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
+
+pytestmark = pytest.mark.requires_shared_data  # every test scores dev_public
 
 JOB = REPO_ROOT / "jobs" / "score_predictions.py"
 ENTRIES = HALLMARK_DATA / "dev_public.jsonl"

@@ -61,6 +61,7 @@ def test_holm_and_bh_adjust_known_example():
     assert np.isnan(holm([np.nan, 0.01])[0]) and holm([np.nan, 0.01])[1] == pytest.approx(0.01)
 
 
+@pytest.mark.requires_shared_data
 def test_paired_bootstrap_gemini_vs_llama(systems):
     r = paired_bootstrap(systems["llama_4_maverick"], systems["gemini_pro"], metric="f1_hallucination",
                          n_resamples=2000, names=("llama", "gemini"))
@@ -72,6 +73,7 @@ def test_paired_bootstrap_gemini_vs_llama(systems):
     assert same.diff == 0 and same.p_one_sided == 1.0
 
 
+@pytest.mark.requires_shared_data
 def test_plackett_luce_on_released_matrix_and_fallback():
     with (HALLMARK_DATA / "baseline_results" / "results_matrix_dev_public.csv").open() as fh:
         rows = list(csv.reader(fh))
@@ -92,6 +94,7 @@ def test_plackett_luce_orders_a_clear_winner():
     assert r.systems == ["x", "y", "z"] and r.method == "plackett_luce"
 
 
+@pytest.mark.requires_shared_data
 def test_folds_and_kendall_tau(systems):
     g = systems["gemini_pro"]
     out = fold_entries(g, "real_work_out")
@@ -104,6 +107,7 @@ def test_folds_and_kendall_tau(systems):
     assert -1.0 <= res["neurips_2026"].kendall_tau <= 1.0
 
 
+@pytest.mark.requires_shared_data
 def test_detect_at_k_is_monotone_union(systems):
     d = detect_at_k([systems["gemini_pro"], systems["llama_4_maverick"], systems["qwen_max"]])
     assert d[1] == pytest.approx(277 / 606)  # union recall counts UNCERTAIN as a miss over all 606
@@ -116,6 +120,7 @@ def test_ppv_at_prevalence():
     assert math.isnan(ppv_at_prevalence(0.0, 0.0, 0.02))
 
 
+@pytest.mark.requires_shared_data
 def test_risk_coverage_full_coverage_equals_headline(systems):
     rc = risk_coverage(systems["gemini_pro"])
     assert rc.fpr[-1] == pytest.approx(0.05)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import SHARED_DATA
+from tests.helpers.paths import SHARED_DATA, require_shared_data
 from verifiers.index_build import IndexSource, build_index
 
 BIBSOURCES = SHARED_DATA / "bibsources"
@@ -26,6 +26,7 @@ def real_sources() -> list[IndexSource]:
 
 @pytest.fixture(scope="session")
 def real_index_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_shared_data()
     path = tmp_path_factory.mktemp("index") / "real.parquet"
     build_index(real_sources(), path)
     return path
@@ -34,6 +35,7 @@ def real_index_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def dev_valid_index_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Closed world for dev_public: its own VALID entries (flatters FPR; used for mechanics only)."""
+    require_shared_data()
     path = tmp_path_factory.mktemp("index") / "dev_valid.parquet"
     build_index([IndexSource("hallmark", str(DEV_PUBLIC))], path)
     return path

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from tests.verifiers.conftest import ACL_XML, CROSSREF_CACHE, DEV_PUBLIC, REFCHECKER, real_sources
 from verifiers.index_build import INDEX_SCHEMA, IndexSource, build_index
@@ -27,6 +28,7 @@ DBLP_XML = """<?xml version="1.0" encoding="ISO-8859-1"?>
 """
 
 
+@pytest.mark.requires_shared_data
 def test_acl_anthology_reader_reads_every_paper_of_the_toy_anthology() -> None:
     rows = [r for p in sorted(ACL_XML.glob("*.xml")) for r in read_source("acl_anthology", p)]
     assert len(rows) == 841
@@ -37,6 +39,7 @@ def test_acl_anthology_reader_reads_every_paper_of_the_toy_anthology() -> None:
     assert sum(1 for r in rows if r["doi"]) == 773
 
 
+@pytest.mark.requires_shared_data
 def test_crossref_reader_on_recorded_responses() -> None:
     rows = [r for p in sorted(CROSSREF_CACHE.glob("*.json")) for r in read_source("crossref", p)]
     assert len(rows) > 2000
@@ -71,6 +74,7 @@ def test_crossref_envelope_dblp_and_openalex_samples(tmp_path: Path) -> None:
     assert row["authors"] == [{"family": "Vaswani", "given": "Ashish"}] and row["venue"].startswith("arXiv")
 
 
+@pytest.mark.requires_shared_data
 def test_bibtex_and_hallmark_readers() -> None:
     rows = list(read_source("bibtex", REFCHECKER / "hallucination_mixed_sample.bib"))
     assert [r["key"] for r in rows] == ["vaswani2017attention", "devlin2018bert", "priem2022openalex", "totally_fake_2025"]
@@ -80,6 +84,7 @@ def test_bibtex_and_hallmark_readers() -> None:
     assert len(valid) == 513 and len(every) == 1119
 
 
+@pytest.mark.requires_shared_data
 def test_build_index_writes_schema_dedupes_and_counts(tmp_path: Path) -> None:
     sources = real_sources() + [IndexSource("acl_anthology", str(ACL_XML / "2022.acl.xml"))]  # listed twice
     stats = build_index(sources, tmp_path / "idx.parquet")
@@ -92,6 +97,7 @@ def test_build_index_writes_schema_dedupes_and_counts(tmp_path: Path) -> None:
     assert table.column("record_id").to_pylist() == list(range(table.num_rows))
 
 
+@pytest.mark.requires_shared_data
 def test_build_index_job_writes_a_loadable_index(tmp_path: Path) -> None:
     import subprocess
     import sys

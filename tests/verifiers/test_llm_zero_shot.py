@@ -45,6 +45,7 @@ def released_predictions() -> dict[str, dict]:
     return {p["bibtex_key"]: p for p in map(json.loads, path.read_text().splitlines())}
 
 
+@pytest.mark.requires_shared_data
 def test_replayed_gemini_answers_come_back_label_for_label(tmp_path):
     """150 entries: every committed label and confidence equals the released prediction, and
     exactly the entries HALLMARK logged as parse-error fallbacks are parse failures here."""
@@ -67,6 +68,7 @@ def test_replayed_gemini_answers_come_back_label_for_label(tmp_path):
     assert sum(o.error_kind == "parse" for o in outputs) >= 1
 
 
+@pytest.mark.requires_shared_data
 def test_replaying_gemini_pro_gives_back_its_released_metrics(tmp_path):
     """All 1,119 dev_public entries. HALLMARK's harness turned a parse failure into UNCERTAIN@0.5
     (reference 000, B.2.4); ours records it as a parse error, and scoring applies that same
@@ -91,6 +93,7 @@ def test_replaying_gemini_pro_gives_back_its_released_metrics(tmp_path):
     assert got["parse_failure_rate"] == 37 / 1119
 
 
+@pytest.mark.requires_shared_data
 def test_budget_stop_marks_every_unfinished_item_and_resume_pays_nothing_twice(tmp_path):
     items = items_of("dev_public_blind.jsonl")[:12]
     answer = '{"label": "VALID", "confidence": 0.8, "predicted_hallucination_type": null, "reason": "ok"}'
@@ -112,6 +115,7 @@ def test_budget_stop_marks_every_unfinished_item_and_resume_pays_nothing_twice(t
         resumed_budget.kill()
 
 
+@pytest.mark.requires_shared_data
 def test_parse_failure_and_truncation_are_never_verdicts(tmp_path):
     items = items_of("dev_public_blind.jsonl")[:4]
     with replay_server("--fault-rate", "malformed=1.0", "--default-content", '{"label": "VALID", "confidence": 1}') as url:
@@ -122,6 +126,7 @@ def test_parse_failure_and_truncation_are_never_verdicts(tmp_path):
     assert system.parse_stats.failure_rate == 1.0
 
 
+@pytest.mark.requires_shared_data
 def test_cutoff_aware_variant_changes_the_prompt_and_its_hash():
     item = items_of("dev_public_blind.jsonl")[0]
     default, cutoff = build_messages(item), build_messages(item, "cutoff_aware")
@@ -132,6 +137,7 @@ def test_cutoff_aware_variant_changes_the_prompt_and_its_hash():
     assert a.template_hash != b.template_hash
 
 
+@pytest.mark.requires_shared_data
 def test_preflight_estimate_of_the_remaining_work_against_the_budget():
     items = items_of("dev_public_blind.jsonl")[:100]
     system = build_system(SystemSpec("llm_zero_shot", {"model": "openai/gpt-4o-mini"}))

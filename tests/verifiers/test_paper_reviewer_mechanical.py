@@ -62,6 +62,7 @@ def test_broken_copy_is_an_input_failure_and_the_rest_of_the_batch_is_reviewed(r
     assert outs[0].error_kind == "input" and outs[1].error is None
 
 
+@pytest.mark.requires_shared_data
 def test_real_clean_paper_raises_no_flag(reviewer):
     root = SHARED_DATA / "papers" / "legwork-2022"
     files = {str(p.relative_to(root)): p.read_text(errors="replace") for p in Path(root).glob("*.tex")}
