@@ -44,9 +44,8 @@ exit status:
 examples:
   python jobs/run_corpus.py                                  # bundled corpus, local Ray, ./runs, ./mlruns
   python jobs/run_corpus.py --config configs/sample.toml --workers 4
-  ray job submit --address http://127.0.0.1:8265 --working-dir . -- \\
-      python jobs/run_corpus.py --config configs/cluster.toml --storage s3://bucket/prefix \\
-      --tracking-uri http://127.0.0.1:5000
+  source .dev-services/env.sh     # after `bash infra/dev_services.sh start`: RAY_ADDRESS, tracking, S3
+  ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml
   python jobs/run_corpus.py --systems 'llm_zero_shot:model=openai/gpt-4o-mini,prescreen'
 """
 
@@ -69,7 +68,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--systems", help="systems with optional arguments, e.g. 'prescreen,field_match:closed_world=true' "
                    "(replaces the config's systems; syntax below)")
     p.add_argument("--storage", help="output location: a path, file:// or s3://bucket/prefix (default ./runs)")
-    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite under ./mlruns; 'none' disables)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: SCRUTINEER_TRACKING_URI or MLFLOW_TRACKING_URI, "
+                   "else sqlite under ./mlruns; 'none' disables)")
     p.add_argument("--experiment", help="MLflow experiment name (default scrutineer)")
     p.add_argument("--snapshot", help="snapshot date YYYY-MM-DD, part of the run id (default: today, UTC)")
     p.add_argument("--workers", type=int, help="number of Ray worker actors (default 2)")
@@ -292,9 +292,9 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> i
         for ctx in contexts:
             release_services(ctx.services)
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
-    from storage.tracking import default_tracking_uri
+    from storage.tracking import default_tracking_uri, tracking_uri_from_environment
 
-    tracking_uri = config.tracking_uri or default_tracking_uri()
+    tracking_uri = config.tracking_uri or tracking_uri_from_environment() or default_tracking_uri()
     tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":

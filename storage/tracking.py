@@ -15,6 +15,14 @@ RUN_ID_TAG = "scrutineer.run_id"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
+TRACKING_URI_VARIABLES = ("SCRUTINEER_TRACKING_URI", "MLFLOW_TRACKING_URI")
+
+
+def tracking_uri_from_environment() -> str | None:
+    """The tracking server named in the environment (dev services' env.sh, a cluster's job env)."""
+    return next((os.environ[v] for v in TRACKING_URI_VARIABLES if os.environ.get(v)), None)
+
+
 def default_tracking_uri(base: Path | None = None) -> str:
     """A local sqlite store under ./mlruns."""
     folder = (base or Path.cwd()) / "mlruns"

@@ -47,11 +47,12 @@ COMMANDS: dict[str, Check] = {
     "pip install -e '.[dev]' && python -m pytest":
         Check("test", "this suite itself"),
     "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50":
-        Check("run", r"(?i)leaderboard|F1", heavy=True, min_cpus=4),
+        Check("run", r"\[pool\]|(?i)leaderboard", heavy=True),
+    'python jobs/run_corpus.py --systems \'field_match:sources=["offline_index"],'
+    'index_path=corpora/samples/real_references.jsonl,closed_world=true\'':
+        Check("run", r"field_match\s+0\.\d+", heavy=True),
     "python jobs/run_corpus.py --corpus corpora/samples/refs_sample.bib --systems prescreen":
-        Check("run", r"prescreen", heavy=True,
-              xfail="a corpus without truth (BibTeX) gives NaN metrics and scoring/report.py:83 "
-                    "json.dumps(..., allow_nan=False) raises ValueError"),
+        Check("run", r"What each system said", heavy=True),
     'python jobs/run_corpus.py --corpus "$SCRUTINEER_SHARED_DATA/hallmark/dev_public.jsonl" --systems prescreen':
         Check("optional-data", r"prescreen", heavy=True),
     "bash infra/dev_services.sh start && source .dev-services/env.sh":
@@ -91,12 +92,12 @@ COMMANDS: dict[str, Check] = {
     """echo '[{"kind": "numerics.ratio", "numerator": "13 h", "denominator": "6 min", "stated": "~200"}]' """
     """| python jobs/check.py --timeout 10 --memory-mb 1024""":
         Check("run", r'"kind": "numerics.ratio", "outcome": "refuted"'),  # 13 h / 6 min is 130
-    "python jobs/serve_checkers.py --port 8000 --detach":
-        Check("not-here", help="python jobs/serve_checkers.py --help"),  # a fixed port; the service: tests/checkers/test_service.py
+    "python jobs/serve_checkers.py --config configs/checkers.toml --port 8000":
+        Check("test", "tests/readme/test_readme_commands.py::test_checker_service_answers_the_readme_requests"),
     """curl -s localhost:8000/checkers -d '{"kind": "numerics.percentages_sum", "percentages": ["40%", "75%"]}'""":
-        Check("test", "tests/checkers/test_service.py (needs the service above running)"),
+        Check("test", "tests/readme/test_readme_commands.py::test_checker_service_answers_the_readme_requests"),
     "curl -s localhost:8000/checkers/kinds":
-        Check("test", "tests/checkers/test_service.py (needs the service above running)"),
+        Check("test", "tests/readme/test_readme_commands.py::test_checker_service_answers_the_readme_requests"),
 }
 
 
@@ -208,6 +209,31 @@ def test_replay_server_serves_the_bundled_recording(clone: Path):
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert "(12 recordings)" in out, out
+
+
+@pytest.mark.heavy
+def test_checker_service_answers_the_readme_requests(clone: Path):
+    """The README's checker service and its two curl requests, on a free port instead of 8000."""
+    from tests.helpers.ports import free_port, wait_for_port
+
+    port = free_port()
+    serve = [c for c in COMMANDS if c.startswith("python jobs/serve_checkers.py")][0]
+    curls = [c.replace("localhost:8000", f"127.0.0.1:{port}") for c in COMMANDS if c.startswith("curl ")]
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "PYTHONPATH": str(clone), "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen(["bash", "-c", serve.replace("--port 8000", f"--port {port}")], cwd=clone, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        wait_for_port(port, timeout=240)
+        answers = [run_in(clone, c, timeout=120) for c in curls]
+    finally:
+        os.killpg(proc.pid, 15)
+        out, _ = proc.communicate(timeout=60)
+    assert all(a.returncode == 0 for a in answers), [a.stderr for a in answers]
+    assert '"outcome": "refuted"' in answers[0].stdout.replace('"outcome":"', '"outcome": "'), answers[0].stdout
+    assert "numerics.percentages_sum" in answers[1].stdout, answers[1].stdout
 
 
 def test_bundled_samples_are_current(clone: Path):
