@@ -34,13 +34,17 @@ class RunPlan:
     store: Store
 
 
+def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
+    """The run ids `plan_run` will open, known before anything is written (the run lease needs them)."""
+    return [make_run_id(corpus.name, corpus.version, s.display_name, s.config_hash(), config.snapshot) for s in specs]
+
+
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
     store = Store(config.storage)
     revision = code_revision()
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
-    for spec in specs:
-        run_id = make_run_id(corpus.name, corpus.version, spec.display_name, spec.config_hash(), config.snapshot)
+    for spec, run_id in zip(specs, planned_run_ids(config, corpus, specs), strict=True):
         manifest = redact(
             {
                 "run_id": run_id,

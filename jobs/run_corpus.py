@@ -20,11 +20,12 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from cluster.run_config import ConfigError, RunConfig, load_config, override  # noqa: E402
-from cluster.run_plan import plan_run  # noqa: E402
+from cluster.run_plan import plan_run, planned_run_ids  # noqa: E402
 from cluster.run_services import build_services, release_services, resolve_cache_dir  # noqa: E402
 from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
 from corpora import load_corpus  # noqa: E402
 from scoring.run_summary import summarize_citation_runs, summarize_paper_runs  # noqa: E402
+from storage.run_lease import LeaseHeld, RunLease  # noqa: E402
 from storage.store import Store, spent_so_far  # noqa: E402
 from storage.tracking import default_tracking_uri  # noqa: E402
 from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
@@ -38,6 +39,7 @@ exit status:
      them), or a source outage left answers UNCERTAIN and scores were withheld (see --allow-incomplete)
   2  bad configuration or corpus file (the message names the file and field)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
+  2  also: another driver owns the run (the message names it; see --wait-for-lease)
   4  a system's budget was reached; submit the same run again to resume
 
 examples:
@@ -78,6 +80,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ray-address", help="Ray address (default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--allow-incomplete", action="store_true", default=None,
                    help="publish scores even when a source outage left answers UNCERTAIN (the result says so)")
+    p.add_argument("--wait-for-lease", action="store_true",
+                   help="when another driver owns the run, wait until it is free instead of exiting 2")
     return p.parse_args(argv)
 
 
@@ -192,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         if reasons:
             print(f"error: system '{spec.name}' cannot run here: {'; '.join(reasons)}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    lease = RunLease(Store(config.storage), planned_run_ids(config, corpus, specs))  # one driver per run
+    try:
+        lease.acquire(wait=args.wait_for_lease)
+    except LeaseHeld as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    lease.release_at_exit()
     init_ray(config.ray_address)
     cache_dir = resolve_cache_dir(config.llm)
     contexts: list[RunContext] = []

@@ -7,6 +7,8 @@ Layout under the store root, per run:
     <run_id>/failed/shard-00042.json      a shard whose retries are exhausted, with the error
     <run_id>/tables/<name>.parquet  items, truth, metrics, verdicts of the run
     <run_id>/status.json            running | complete | incomplete | failed, with counts
+    <run_id>/lease.json             which driver owns the run now (storage/run_lease.py)
+    <run_id>/spend/shard-00042.json what a budget-stopped, unstored shard already paid for
 
 A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
 local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
@@ -15,7 +17,10 @@ leaves either a whole shard or none.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
 import posixpath
 import re
 import uuid
@@ -97,6 +102,87 @@ class Store:
     def exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 
+    # -- conditional writes (compare-and-swap; used by the run lease) ----------------------------
+    # A version is what a later conditional write must match: the ETag on S3 (conditional
+    # PutObject/DeleteObject with If-None-Match / If-Match), a content digest on local disk,
+    # where every conditional step runs under an exclusive flock on `<path>.lock`.
+    def read_versioned(self, path: str) -> tuple[bytes, str] | None:
+        """The object's bytes and version, or None when it does not exist."""
+        if self._local:
+            with self._local_lock(path):
+                return self._local_read(path)
+        bucket, _, key = path.partition("/")
+        client = self._s3_client()
+        try:
+            response = client.get_object(Bucket=bucket, Key=key)
+        except client.exceptions.NoSuchKey:
+            return None
+        return response["Body"].read(), response["ETag"]
+
+    def create_if_absent(self, path: str, data: bytes) -> str | None:
+        """Write `data` only if nothing is at `path`; the new version, or None when it exists."""
+        if self._local:
+            with self._local_lock(path):
+                if os.path.exists(path):
+                    return None
+                self._write_bytes(path, data)
+                return _digest(data)
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*"))
+
+    def replace_if_unchanged(self, path: str, data: bytes, version: str) -> str | None:
+        """Overwrite `path` only if it is still at `version`; the new version, or None."""
+        if self._local:
+            with self._local_lock(path):
+                current = self._local_read(path)
+                if current is None or current[1] != version:
+                    return None
+                self._write_bytes(path, data)
+                return _digest(data)
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.put_object(Bucket=bucket, Key=key, Body=data, IfMatch=version))
+
+    def delete_if_unchanged(self, path: str, version: str) -> bool:
+        """Delete `path` only if it is still at `version`."""
+        if self._local:
+            with self._local_lock(path):
+                current = self._local_read(path)
+                if current is None or current[1] != version:
+                    return False
+                os.remove(path)
+                return True
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.delete_object(Bucket=bucket, Key=key, IfMatch=version)) is not None
+
+    def _s3_conditional(self, call) -> str | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            response = call(self._s3_client())
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            # 412: the condition failed; 409: a concurrent conditional write won; 404: gone
+            if error.get("Code") in {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "404"}:
+                return None
+            if error.get("Code") == "NotImplemented":
+                raise OSError(f"{self.uri}: this S3 service does not support conditional writes "
+                              "(If-None-Match/If-Match), which the run lease needs") from exc  # fmt: skip
+            raise
+        return response.get("ETag", "deleted")
+
+    def _local_lock(self, path: str):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return _FileLock(f"{path}.lock")
+
+    @staticmethod
+    def _local_read(path: str) -> tuple[bytes, str] | None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        return data, _digest(data)
+
     # -- run lifecycle ---------------------------------------------------------------------------
     def open_run(self, run_id: str, manifest: dict[str, Any]) -> dict[str, Any]:
         """Create the run, or return the stored manifest when it exists (resume)."""
@@ -149,6 +235,26 @@ class Store:
             if info.type == pafs.FileType.File and match:
                 files[int(match.group(1))] = info.path
         return files
+
+
+class _FileLock:
+    """An exclusive flock held for a `with` block (processes on one host or a POSIX-locking share)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> _FileLock:
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:
