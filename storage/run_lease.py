@@ -135,7 +135,9 @@ class RunLease:
         self._thread: threading.Thread | None = None
 
     # -- acquire -------------------------------------------------------------------------------
-    def acquire(self, *, wait: bool = False, poll_s: float | None = None, timeout_s: float | None = None) -> None:
+    def acquire(
+        self, *, wait: bool = False, poll_s: float | None = None, timeout_s: float | None = None
+    ) -> None:
         """Own every run or raise `LeaseHeld` (after waiting, when `wait`) holding none of them."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         announced: str | None = None
@@ -220,7 +222,9 @@ class RunLease:
         with self._lock:
             held = dict(self._versions)
         for run_id, version in held.items():
-            new = self.store.replace_if_unchanged(self._path(run_id), self._record(run_id).to_bytes(), version)
+            new = self.store.replace_if_unchanged(
+                self._path(run_id), self._record(run_id).to_bytes(), version
+            )
             with self._lock:
                 if run_id not in self._versions:
                     continue  # released meanwhile
@@ -257,7 +261,9 @@ class RunLease:
             try:
                 self.store.delete_if_unchanged(self._path(run_id), version)
             except Exception as exc:  # it expires on its own
-                self.log(f"[lease] could not release run {run_id} ({type(exc).__name__}: {exc}); it expires in {self.ttl_s:.0f} s")
+                self.log(
+                    f"[lease] could not release run {run_id} ({type(exc).__name__}: {exc}); it expires in {self.ttl_s:.0f} s"
+                )
 
     def release_at_exit(self) -> None:
         """Release when the process exits: normally, on an exception, on Ctrl-C, and on SIGTERM

@@ -62,7 +62,14 @@ def test_second_driver_is_refused_with_the_owner_named_until_release(store):
         with pytest.raises(LeaseHeld) as refused:
             second.acquire()
         message = str(refused.value)
-        for part in (first.host, f"pid {first.pid}", record.acquired_at, record.expires_at, "--wait-for-lease", "--snapshot"):
+        for part in (
+            first.host,
+            f"pid {first.pid}",
+            record.acquired_at,
+            record.expires_at,
+            "--wait-for-lease",
+            "--snapshot",
+        ):
             assert part in message
     finally:
         first.release()
@@ -86,7 +93,9 @@ def test_expired_lease_is_taken_over_and_reported(store):
     taker = lease(store, ["run-a"])
     taker.acquire()
     assert stored(store, "run-a").owner == taker.owner
-    assert len(taker.takeovers) == 1 and "elsewhere" in taker.takeovers[0] and "expired at" in taker.takeovers[0]
+    assert (
+        len(taker.takeovers) == 1 and "elsewhere" in taker.takeovers[0] and "expired at" in taker.takeovers[0]
+    )
     assert taker.lines == taker.takeovers
     taker.release()
 
@@ -108,7 +117,9 @@ def test_a_dead_process_on_this_host_is_taken_over_at_once(store, tmp_path):
     import subprocess
     import sys
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     pid = int(dead.stdout)
     holder = lease(store, ["run-a"])
     holder.acquire()
