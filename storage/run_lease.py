@@ -10,7 +10,13 @@ A heartbeat thread renews it every `ttl_s / 6` seconds. A driver that dies witho
 (SIGKILL, a lost node) leaves a lease that expires after `ttl_s` (default 60 s, env
 `SCRUTINEER_LEASE_TTL_S`); an expired lease, or one whose process is gone from this very host,
 may be taken over, and the takeover is reported. Expiry compares wall clocks of the two hosts, so
-clock skew between driver hosts shortens or lengthens the grace period by that skew.
+clock skew between driver hosts shortens or lengthens the grace period by that skew. The
+same-host check (`os.kill(pid, 0)`) assumes one pid namespace per host name; containers that
+share a host name but not a pid namespace should keep distinct host names.
+
+On S3 the lease needs conditional writes (If-None-Match on PutObject, If-Match on PutObject and
+DeleteObject: AWS S3 since 2024, moto 5.1+); a service without them fails with a clear error
+rather than a weaker lease. Locally it needs a filesystem with working flock (not every NFS).
 
 A job opens one run per system; `RunLease` holds all of them or none: when one is taken, the
 ones already acquired are released before reporting the owner.

@@ -144,3 +144,23 @@ def test_sigkilled_drivers_lease_expires_and_a_later_driver_takes_over(ray_head,
     ids = store.read_outputs(run.name).column("item_id").to_pylist()
     assert len(ids) == len(set(ids)) == 100
     assert not (run / "lease.json").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_driver_releases_its_lease(ray_head, tmp_path, sig):
+    log = tmp_path / "calls.log"
+    config = write_config(tmp_path, log, delay_s=0.2)
+    driver = start_driver(config, tmp_path, ray_head.env(), "driver")
+    try:
+        wait_for(
+            lambda: run_dir(tmp_path) is not None and calls(log), "work starting", tmp_path / "driver.log"
+        )
+        assert (run_dir(tmp_path) / "lease.json").exists()
+        driver.send_signal(sig)
+        code = driver.wait(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    # SystemExit (SIGTERM; Ray's driver handler once Ray is up, ours before) or KeyboardInterrupt
+    assert code not in (0, -sig), (tmp_path / "driver.log").read_text()[-3000:]
+    assert not (run_dir(tmp_path) / "lease.json").exists()  # the next driver need not wait for expiry
