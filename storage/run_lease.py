@@ -15,7 +15,7 @@ same-host check (`os.kill(pid, 0)`) assumes one pid namespace per host name; con
 share a host name but not a pid namespace should keep distinct host names.
 
 On S3 the lease needs conditional writes (If-None-Match on PutObject, If-Match on PutObject and
-DeleteObject: AWS S3 since 2024, moto 5.1+); a service without them fails with a clear error
+DeleteObject: AWS S3 since 2024, moto 5.2); a service without them fails with a clear error
 rather than a weaker lease. Locally it needs a filesystem with working flock (not every NFS).
 
 A job opens one run per system; `RunLease` holds all of them or none: when one is taken, the
