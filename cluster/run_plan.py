@@ -55,13 +55,17 @@ def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[s
     return problems
 
 
+def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
+    """The run ids `plan_run` will open, known before anything is written (the run lease needs them)."""
+    return [run_id_of(config, corpus, s) for s in specs]
+
+
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
     store = Store(config.storage)
     revision = code_revision()
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
-    for spec in specs:
-        run_id = run_id_of(config, corpus, spec)
+    for spec, run_id in zip(specs, planned_run_ids(config, corpus, specs), strict=True):
         manifest = redact(
             {
                 "run_id": run_id,

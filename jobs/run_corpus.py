@@ -36,6 +36,7 @@ exit status:
      them), or a source outage left answers UNCERTAIN and scores were withheld (see --allow-incomplete)
   2  bad configuration or corpus file (the message names the file and field)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
+  2  also: another driver owns the run (the message names it; see --wait-for-lease)
   4  a system's budget was reached; submit the same run again to resume
 
 --systems syntax:
@@ -83,6 +84,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "(default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--allow-incomplete", action="store_true", default=None,
                    help="publish scores even when a source outage left answers UNCERTAIN (the result says so)")
+    p.add_argument("--wait-for-lease", action="store_true",
+                   help="when another driver owns the run, wait until it is free instead of exiting 2")
     return p.parse_args(argv)
 
 
@@ -249,15 +252,24 @@ def main(argv: list[str] | None = None) -> int:
     except RayAddressError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run(config, corpus, specs, target, started, plan_run)
+    return run(config, corpus, specs, target, started, plan_run, wait_for_lease=args.wait_for_lease)
 
 
-def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> int:
+def run(config: RunConfig, corpus, specs, target, started: float, plan_run, *, wait_for_lease: bool = False) -> int:
+    from cluster.run_plan import planned_run_ids
     from cluster.run_services import build_services, release_services, resolve_cache_dir
     from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
+    from storage.run_lease import LeaseHeld, RunLease
     from storage.store import Store, spent_so_far
     from verifiers import RunContext, build_system
 
+    lease = RunLease(Store(config.storage), planned_run_ids(config, corpus, specs))  # one driver per run
+    try:
+        lease.acquire(wait=wait_for_lease)
+    except LeaseHeld as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    lease.release_at_exit()
     try:
         init_ray(target)
     except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster

@@ -7,6 +7,8 @@ Layout under the store root, per run:
     <run_id>/failed/shard-00042.json      a shard whose retries are exhausted, with the error
     <run_id>/tables/<name>.parquet  items, truth, metrics, verdicts of the run
     <run_id>/status.json            running | complete | incomplete | failed, with counts
+    <run_id>/lease.json             which driver owns the run now (storage/run_lease.py)
+    <run_id>/spend/shard-00042.json what a budget-stopped, unstored shard already paid for
 
 A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
 local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
@@ -15,7 +17,10 @@ leaves either a whole shard or none.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
 import posixpath
 import re
 import uuid
@@ -99,6 +104,87 @@ class Store:
     def exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 
+    # -- conditional writes (compare-and-swap; used by the run lease) ----------------------------
+    # A version is what a later conditional write must match: the ETag on S3 (conditional
+    # PutObject/DeleteObject with If-None-Match / If-Match), a content digest on local disk,
+    # where every conditional step runs under an exclusive flock on `<path>.lock`.
+    def read_versioned(self, path: str) -> tuple[bytes, str] | None:
+        """The object's bytes and version, or None when it does not exist."""
+        if self._local:
+            with self._local_lock(path):
+                return self._local_read(path)
+        bucket, _, key = path.partition("/")
+        client = self._s3_client()
+        try:
+            response = client.get_object(Bucket=bucket, Key=key)
+        except client.exceptions.NoSuchKey:
+            return None
+        return response["Body"].read(), response["ETag"]
+
+    def create_if_absent(self, path: str, data: bytes) -> str | None:
+        """Write `data` only if nothing is at `path`; the new version, or None when it exists."""
+        if self._local:
+            with self._local_lock(path):
+                if os.path.exists(path):
+                    return None
+                self._write_bytes(path, data)
+                return _digest(data)
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*"))
+
+    def replace_if_unchanged(self, path: str, data: bytes, version: str) -> str | None:
+        """Overwrite `path` only if it is still at `version`; the new version, or None."""
+        if self._local:
+            with self._local_lock(path):
+                current = self._local_read(path)
+                if current is None or current[1] != version:
+                    return None
+                self._write_bytes(path, data)
+                return _digest(data)
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.put_object(Bucket=bucket, Key=key, Body=data, IfMatch=version))
+
+    def delete_if_unchanged(self, path: str, version: str) -> bool:
+        """Delete `path` only if it is still at `version`."""
+        if self._local:
+            with self._local_lock(path):
+                current = self._local_read(path)
+                if current is None or current[1] != version:
+                    return False
+                os.remove(path)
+                return True
+        bucket, _, key = path.partition("/")
+        return self._s3_conditional(lambda c: c.delete_object(Bucket=bucket, Key=key, IfMatch=version)) is not None
+
+    def _s3_conditional(self, call) -> str | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            response = call(self._s3_client())
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            # 412: the condition failed; 409: a concurrent conditional write won; 404: gone
+            if error.get("Code") in {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "404"}:
+                return None
+            if error.get("Code") == "NotImplemented":
+                raise OSError(f"{self.uri}: this S3 service does not support conditional writes "
+                              "(If-None-Match/If-Match), which the run lease needs") from exc  # fmt: skip
+            raise
+        return response.get("ETag", "deleted")
+
+    def _local_lock(self, path: str):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return _FileLock(f"{path}.lock")
+
+    @staticmethod
+    def _local_read(path: str) -> tuple[bytes, str] | None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        return data, _digest(data)
+
     # -- run lifecycle ---------------------------------------------------------------------------
     def open_run(self, run_id: str, manifest: dict[str, Any]) -> dict[str, Any]:
         """Create the run, or return the stored manifest when it exists (resume)."""
@@ -111,10 +197,32 @@ class Store:
     def write_shard(self, run_id: str, shard_id: int, table: pa.Table) -> str:
         path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
         self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
-        failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
-        if self.exists(failed):
-            self.fs.delete_file(failed)  # a retried run finished it after all
+        for done_with in (self.path(run_id, "failed", f"shard-{shard_id:05d}.json"),  # finished after all
+                          self.path(run_id, "spend", f"shard-{shard_id:05d}.json")):  # its outputs now count  # fmt: skip
+            if self.exists(done_with):
+                self.fs.delete_file(done_with)
         return path
+
+    def record_unstored_spend(self, run_id: str, shard_id: int, outputs: list[Any]) -> str:
+        """What a shard that stopped on the budget paid for (its finished outputs' cost and tokens)
+        although it is not stored. Its answers sit in the response cache, so the resumed shard gets
+        them free; without this record the resumed run's budget would not know they were paid.
+        Each attempt's record replaces the last (a resumed attempt replays the earlier answers, so
+        its finished outputs include them); storing the shard deletes it."""
+        usd, tokens = _spend(outputs)
+        return self.write_json(run_id, f"spend/shard-{shard_id:05d}.json",
+                               {"shard_id": shard_id, "cost_usd": usd, "tokens": tokens, "outputs": len(outputs)})  # fmt: skip
+
+    def unstored_spend(self, run_id: str) -> tuple[float, int]:
+        """Dollars and tokens paid by budget-stopped shards that are not stored (yet)."""
+        selector = pafs.FileSelector(self.path(run_id, "spend"), allow_not_found=True)
+        usd, tokens = 0.0, 0
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File and info.base_name.endswith(".json"):
+                with self.fs.open_input_stream(info.path) as f:
+                    record = json.loads(f.read())
+                usd, tokens = usd + float(record["cost_usd"]), tokens + int(record["tokens"])
+        return usd, tokens
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
         return self.write_json(
@@ -153,19 +261,47 @@ class Store:
         return files
 
 
+class _FileLock:
+    """An exclusive flock held for a `with` block (processes on one host or a POSIX-locking share)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> _FileLock:
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _parquet_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
 
 
+def _spend(outputs: list[Any]) -> tuple[float, int]:
+    usd = sum(o.cost_usd or 0.0 for o in outputs)
+    tokens = sum((o.tokens_in or 0) + (o.tokens_out or 0) for o in outputs)
+    return float(usd), int(tokens)
+
+
 def spent_so_far(store: Store, run_id: str) -> tuple[float, int]:
-    """Dollars and tokens a run's finished shards already spent (what a budget must not pay again)."""
+    """Dollars and tokens the run already spent (what a resumed run's budget must not pay again):
+    its stored outputs plus what budget-stopped shards paid without being stored."""
+    unstored_usd, unstored_tokens = store.unstored_spend(run_id)
     outputs = store.read_outputs(run_id)
     if outputs.num_rows == 0:
-        return 0.0, 0
+        return unstored_usd, unstored_tokens
     usd = sum(v for v in outputs.column("cost_usd").to_pylist() if v)
     tokens = sum(v for v in outputs.column("tokens_in").to_pylist() if v) + sum(
         v for v in outputs.column("tokens_out").to_pylist() if v
     )
-    return float(usd), int(tokens)
+    return float(usd) + unstored_usd, int(tokens) + unstored_tokens

@@ -47,7 +47,7 @@ COMMANDS: dict[str, Check] = {
     "pip install -e '.[dev]' && python -m pytest":
         Check("test", "this suite itself"),
     "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50":
-        Check("run", r"\[pool\]|(?i)leaderboard", heavy=True),
+        Check("run", r"(?i)\[pool\]|leaderboard", heavy=True),
     'python jobs/run_corpus.py --systems \'field_match:sources=["offline_index"],'
     'index_path=corpora/samples/real_references.jsonl,closed_world=true\'':
         Check("run", r"field_match\s+0\.\d+", heavy=True),
