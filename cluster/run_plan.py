@@ -40,7 +40,8 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
     for spec in specs:
-        run_id = make_run_id(corpus.name, corpus.version, spec.display_name, spec.config_hash(), config.snapshot)
+        # the registry name, not the label: renaming a configuration resumes it (the label is recorded)
+        run_id = make_run_id(corpus.name, corpus.version, spec.name, spec.config_hash(), config.snapshot)
         manifest = redact(
             {
                 "run_id": run_id,

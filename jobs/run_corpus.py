@@ -21,11 +21,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from cluster.run_config import ConfigError, RunConfig, load_config, override  # noqa: E402
 from cluster.run_plan import plan_run  # noqa: E402
-from cluster.run_services import build_services, release_services, resolve_cache_dir  # noqa: E402
+from cluster.run_services import build_services, release_services, resolve_cache_dir, run_key  # noqa: E402
 from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks  # noqa: E402
 from corpora import load_corpus  # noqa: E402
 from scoring.run_summary import summarize_citation_runs, summarize_paper_runs  # noqa: E402
-from storage.store import Store, spent_so_far  # noqa: E402
 from storage.tracking import default_tracking_uri  # noqa: E402
 from verifiers import RunContext, SystemSpec, build_system, get_entry, load_plugins, registered  # noqa: E402
 
@@ -121,7 +120,15 @@ def init_ray(address: str | None) -> None:
         ray.init(include_dashboard=False, logging_level="WARNING", job_config=job_config)
 
 
-def build_paper_corpus(config: RunConfig):
+def make_services(config: RunConfig):
+    """The run's one `RunServices`, keyed by what identifies the run (not by runtime settings)."""
+    systems = sorted(SystemSpec(s.name, s.args).config_hash() for s in config.systems)
+    key = run_key(config.audit, config.corpus.name or config.corpus.path, config.papers.paths, config.papers.seed,
+                  config.snapshot, systems)  # fmt: skip
+    return build_services(config.llm, key, config.snapshot, cache_dir=resolve_cache_dir(config.llm))
+
+
+def build_paper_corpus(config: RunConfig, run_services):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
@@ -132,8 +139,7 @@ def build_paper_corpus(config: RunConfig):
     if config.papers.proposer_model:
         from clients.llm_gateway import LLMGateway
 
-        services = build_services(config.llm, "paper-injection")["llm"]
-        gateway = LLMGateway(config.papers.proposer_model, services, api_base=config.papers.proposer_api_base,
+        gateway = LLMGateway(config.papers.proposer_model, run_services.llm, api_base=config.papers.proposer_api_base,
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
@@ -142,7 +148,7 @@ def build_paper_corpus(config: RunConfig):
                                     check_compile=config.papers.check_compile)  # fmt: skip
 
 
-def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> dict:
+def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
     from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
 
@@ -150,21 +156,26 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> di
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
                                        low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
                                        checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
-    services = build_services(config.llm, "paper-adjudication")
-    try:
-        verdicts = {}
-        for run in plan.runs:
-            print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
-            verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
-                                                        settings, services=services["llm"], cache_dir=cache_dir)  # fmt: skip
-        return verdicts
-    finally:
-        release_services(services)
+    verdicts = {}
+    for run in plan.runs:
+        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
+        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
+                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    return verdicts
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
+    held: list = []  # the run's services, released whatever happens once they exist
+    try:
+        return _run(args, started, held)
+    finally:
+        for services in held:
+            release_services(services)
+
+
+def _run(args: argparse.Namespace, started: float, held: list) -> int:
     try:
         config = build_config(args)
         if args.list_systems:
@@ -172,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         load_plugins(config.plugins)
         if config.audit == "paper_audit":
             init_ray(config.ray_address)
-            corpus = build_paper_corpus(config)
+            held.append(make_services(config))
+            corpus = build_paper_corpus(config, held[0])
         else:
             corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
     except (ConfigError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
@@ -194,13 +206,12 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
     init_ray(config.ray_address)
     cache_dir = resolve_cache_dir(config.llm)
-    contexts: list[RunContext] = []
+    if not held:
+        held.append(make_services(config))
+    services = held[0]  # one per run: every system, judge and the proposer share it
 
     def make_context(run_id: str) -> RunContext:
-        spent = spent_so_far(Store(config.storage), run_id)
-        ctx = RunContext(run_id, config.snapshot, cache_dir, build_services(config.llm, run_id, *spent))
-        contexts.append(ctx)
-        return ctx
+        return RunContext(run_id, config.snapshot, cache_dir, services)
 
     try:
         plan = plan_run(config, corpus, specs, make_context=make_context)
@@ -218,14 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
-    finally:
-        for ctx in contexts:
-            release_services(ctx.services)
     tracking_uri = config.tracking_uri or default_tracking_uri()
     tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
-            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir)
+            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
             summary = summarize_paper_runs(
                 plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
                 experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),

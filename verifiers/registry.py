@@ -67,6 +67,9 @@ class SystemEntry:
     factory: SystemFactory
     requires: tuple[Requirement, ...]
     description: str
+    runtime_args: tuple[str, ...] = ()
+    """Factory arguments that change how a system runs, never what it answers (concurrency,
+    timeouts, service URLs): recorded in the manifest, left out of the config hash."""
 
     def unavailable_reasons(self) -> list[str]:
         return [r for r in (req.unmet_reason() for req in self.requires) if r]
@@ -86,8 +89,12 @@ class SystemSpec:
         return self.label or self.name
 
     def config_hash(self) -> str:
-        """Hash of what changes the answers: the name and the arguments (not the label)."""
-        canonical = json.dumps({"name": self.name, "args": self.args}, sort_keys=True, default=str)
+        """Hash of what changes the answers: the name and the arguments, less the system's declared
+        `runtime_args` (not the label either), so raising concurrency or renaming resumes the run."""
+        entries = _REGISTRY if self.name in _REGISTRY else registered()
+        runtime = set(entries[self.name].runtime_args) if self.name in entries else set()
+        args = {k: v for k, v in self.args.items() if k not in runtime}
+        canonical = json.dumps({"name": self.name, "args": args}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,15 +105,17 @@ _REGISTRY: dict[str, SystemEntry] = {}
 
 
 def system(
-    name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = ""
+    name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = "",
+    runtime_args: tuple[str, ...] = (),
 ) -> Callable[[SystemFactory], SystemFactory]:
-    """Register a system factory under `name`."""
+    """Register a system factory under `name`; `runtime_args` names its arguments that do not
+    change answers (left out of run identity)."""
 
     def register(factory: SystemFactory) -> SystemFactory:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
             raise ValueError(f"system '{name}' is already registered by {_REGISTRY[name].factory.__module__}")
         doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
-        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc)
+        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args))
         return factory
 
     return register
