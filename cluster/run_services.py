@@ -80,7 +80,8 @@ def run_key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: str | None = None) -> Any:
+def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: str | None = None,
+                   limiter_name: str | None = None) -> Any:
     """The one `RunServices` of a run (make it once; give it to every system, judge and proposer).
 
     The budget is named after `key` and keeps its spending in the cache directory, so a resumed
@@ -93,7 +94,7 @@ def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: s
     from cluster.rate_limiter import LimiterClient
 
     cache_dir = cache_dir or resolve_cache_dir(llm)
-    limiter = LimiterClient()
+    limiter = LimiterClient(limiter_name) if limiter_name else LimiterClient()  # one per cluster by default
     budget = None
     if llm.budget_usd is not None or llm.budget_tokens is not None:
         budget = BudgetClient(key, llm.budget_usd, llm.budget_tokens, persist_dir=cache_dir)

@@ -41,7 +41,7 @@ def test_systems_judges_and_proposer_draw_from_one_budget_across_resumptions(ray
 
     llm = LLMConfig(cache_dir=str(tmp_path / "cache"), budget_usd=1000.0)
     key = run_key("one-budget", str(tmp_path))
-    services = build_services(llm, key, "2026-11-01")
+    services = build_services(llm, key, "2026-11-01", limiter_name="limiter-one-budget-test")
     assert ray.get_actor(budget_actor_name(key), namespace="scrutineer") is not None
     with replay_server("--default-content", ANSWER) as url:
         ctx = RunContext("run-a", "2026-11-01", services.cache_dir, services)
@@ -66,7 +66,8 @@ def test_systems_judges_and_proposer_draw_from_one_budget_across_resumptions(ray
     with pytest.raises(ValueError):
         ray.get_actor(budget_actor_name(key), namespace="scrutineer")  # released with the job
     # a resubmission of the same run (a larger budget now) continues from what was spent
-    resumed = build_services(llm.model_copy(update={"budget_usd": 2000.0}), key, "2026-11-01")
+    resumed = build_services(llm.model_copy(update={"budget_usd": 2000.0}), key, "2026-11-01",
+                             limiter_name="limiter-one-budget-test")
     again = asyncio.run(resumed.budget.status())
     assert again["spent_usd"] == pytest.approx(spent) and again["paid_requests"] == 3 and again["usd"] == 2000.0
     release_services(resumed)
