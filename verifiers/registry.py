@@ -4,6 +4,20 @@ Factories are registered with `@system("name", requires=[...])`. A `SystemSpec` 
 factory's keyword arguments) is what a config and a run manifest store; `build_system(spec)`
 rebuilds the same system anywhere, e.g. inside a Ray worker. Optional heavy dependencies are
 imported inside the factory, so the registry imports with none of them installed.
+
+Run identity (`SystemSpec.config_hash`) hashes the name and the arguments that change answers.
+A factory declares the others with `@system(..., runtime_args=(...))`; they are recorded in the
+manifest but not hashed, so changing them resumes the run, as does renaming its label:
+
+| system(s)                               | runtime arguments (not hashed)               |
+|-----------------------------------------|----------------------------------------------|
+| field_match, doi_only, citeintegrity    | max_concurrency, client_options (timeouts, retries, base_urls of mirrors / replay servers) |
+| llm_zero_shot, llm_agentic              | api_key_env, price_override                  |
+| paper_reviewer_llm                      | api_key_env                                  |
+| paper_reviewer_mechanical               | checker_url, workers, timeout_s              |
+
+A model's `api_base` is hashed: a different server may serve different weights. A source's base
+URL is not: which answers are replayed is decided by the snapshot scope of the response cache.
 """
 
 from __future__ import annotations
