@@ -11,6 +11,12 @@ charged, so the overshoot is at most one request per concurrent slot.
 `BudgetLedger` holds the numbers (pure Python, thread-safe). `BudgetClient` is what systems hold:
 picklable, it talks to one named Ray actor per budget name when Ray is initialized (so N workers
 share one budget), else to a per-process ledger.
+
+One budget per run: the name is deterministic (`llm_budget:<run key>`, get-or-create), so every
+system, judge and proposer of a run that holds a client of that name draws from the same ledger.
+With `persist_dir` (the run's cache directory) the spending is written after every charge and read
+back when the ledger is made, so a resumed run continues from what was spent — by systems, judges
+and the proposer alike, including requests whose shard never got stored.
 """
 
 from __future__ import annotations
@@ -18,11 +24,18 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["BudgetClient", "BudgetExhausted", "BudgetLedger"]
+__all__ = ["BudgetClient", "BudgetExhausted", "BudgetLedger", "budget_actor_name"]
 
 NAMESPACE = "scrutineer"
+_SPENT_FIELDS = ("spent_usd", "spent_tokens", "paid_requests", "unpriced_requests")
+
+
+def budget_actor_name(name: str) -> str:
+    """The Ray actor of budget `name` (deterministic: no random part)."""
+    return f"llm_budget:{name}"
 
 
 class BudgetExhausted(Exception):
@@ -40,7 +53,29 @@ class BudgetLedger:
     paid_requests: int = 0
     unpriced_requests: int = 0
     """Requests whose model has no listed price (their tokens still count)."""
+    persist: tuple[str, str] | None = None
+    """(directory, name): where spending is kept across resumptions (None: in memory only)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.persist is not None:
+            import diskcache
+
+            with diskcache.Cache(self.persist[0]) as store:
+                saved = store.get(f"budget:{self.persist[1]}") or {}
+            for name in _SPENT_FIELDS:
+                setattr(self, name, saved.get(name, getattr(self, name)))
+
+    def _save(self) -> None:
+        if self.persist is not None:
+            import diskcache
+
+            with diskcache.Cache(self.persist[0]) as store:
+                store.set(f"budget:{self.persist[1]}", {n: getattr(self, n) for n in _SPENT_FIELDS})
+
+    def set_limits(self, usd: float | None, tokens: int | None) -> None:
+        with self._lock:
+            self.usd, self.tokens = usd, tokens
 
     def exhausted_reason(self) -> str | None:
         with self._lock:
@@ -58,6 +93,7 @@ class BudgetLedger:
                 self.unpriced_requests += 1
             else:
                 self.spent_usd += usd
+            self._save()
 
     def preflight(self, estimate_usd: float | None, estimate_tokens: int) -> dict[str, Any]:
         """Does an estimate of the remaining work fit what is left? (fraction that fits, 0..1)."""
@@ -84,8 +120,12 @@ class BudgetLedger:
 class BudgetActor:
     """One ledger behind a named Ray actor (never blocks)."""
 
-    def __init__(self, usd: float | None, tokens: int | None) -> None:
-        self.ledger = BudgetLedger(usd, tokens)
+    def __init__(self, usd: float | None, tokens: int | None, persist: tuple[str, str] | None = None) -> None:
+        self.ledger = BudgetLedger(usd, tokens, persist=persist)
+
+    async def set_limits(self, usd: float | None, tokens: int | None) -> dict[str, Any]:
+        self.ledger.set_limits(usd, tokens)
+        return self.ledger.status()
 
     async def exhausted_reason(self) -> str | None:
         return self.ledger.exhausted_reason()
@@ -113,11 +153,13 @@ class BudgetClient:
         tokens: token limit, input plus output (None: none).
         local: force the per-process ledger (True) or the Ray actor (False); None: the actor
             when Ray is initialized in this process.
+        persist_dir: directory whose diskcache keeps the spending across resumptions (None: none).
     """
 
     def __init__(self, name: str, usd: float | None = None, tokens: int | None = None, *,
-                 local: bool | None = None) -> None:  # fmt: skip
+                 local: bool | None = None, persist_dir: str | None = None) -> None:  # fmt: skip
         self.name, self.usd, self.tokens, self.local = name, usd, tokens, local
+        self.persist_dir = persist_dir
         self._ledger: BudgetLedger | None = None
         self._handle: Any = None
 
@@ -130,15 +172,32 @@ class BudgetClient:
             use_local = not (ray is not None and ray.is_initialized()) if self.local is None else self.local
             if use_local:
                 with _LOCAL_LOCK:
-                    self._ledger = _LOCAL.setdefault(self.name, BudgetLedger(self.usd, self.tokens))
+                    ledger = _LOCAL.get(self.name)
+                    if ledger is None:
+                        ledger = _LOCAL[self.name] = BudgetLedger(self.usd, self.tokens, persist=self._persist())
+                    self._ledger = ledger
             else:
                 import ray
 
                 self._handle = ray.remote(BudgetActor).options(
-                    name=f"llm_budget:{self.name}", namespace=NAMESPACE, get_if_exists=True,
+                    name=budget_actor_name(self.name), namespace=NAMESPACE, get_if_exists=True,
                     lifetime="detached", num_cpus=0,
-                ).remote(self.usd, self.tokens)  # fmt: skip
+                ).remote(self.usd, self.tokens, self._persist())  # fmt: skip
         return self._ledger, self._handle
+
+    def _persist(self) -> tuple[str, str] | None:
+        return None if self.persist_dir is None else (str(Path(self.persist_dir).resolve()), self.name)
+
+    def start(self) -> dict[str, Any]:
+        """Create (or find) the ledger now and give it this client's limits, so an actor left by an
+        interrupted driver takes the limits configured for this submission. Returns its status."""
+        ledger, handle = self._resolve()
+        if ledger is not None:
+            ledger.set_limits(self.usd, self.tokens)
+            return ledger.status()
+        import ray
+
+        return ray.get(handle.set_limits.remote(self.usd, self.tokens))
 
     async def check(self) -> None:
         """Raise `BudgetExhausted` when nothing is left."""

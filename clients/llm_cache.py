@@ -2,7 +2,9 @@
 
 Model answers are stored in the same diskcache store the bibliographic sources use: source = the
 model string, digest = `LLMRequest.cache_key()` (model, messages, answer-changing parameters,
-tools), body = the `LLMResponse` as JSON, stamped with its fetch date. Every paid answer is
+tools) combined with the gateway's `variant` (the API base URL and a self-hosted model's weights
+fingerprint: two servers both reached as `openai/x` never share answers, new weights never replay
+old ones), body = the `LLMResponse` as JSON, stamped with its fetch date. Every paid answer is
 written before it is used, so a run interrupted at any point (budget, crash, pre-emption) never
 pays for the same request twice when resumed. A run pinned to a snapshot opens the store
 `frozen`: a miss raises `CacheMissError` and no network call is made.
@@ -13,6 +15,7 @@ are also recordings for `jobs/llm_replay_server.py`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,9 +52,15 @@ class LLMCache:
     def _readable(request: LLMRequest) -> str:
         return json.dumps(["chat", request.model, messages_hash(request.messages)])
 
-    def get(self, request: LLMRequest) -> LLMResponse | None:
+    @staticmethod
+    def key(request: LLMRequest, variant: str = "") -> str:
+        """The stored key: the request's own key, plus the variant (server, weights) when there is one."""
+        base = request.cache_key()
+        return base if not variant else hashlib.sha256(f"{base}\0{variant}".encode()).hexdigest()
+
+    def get(self, request: LLMRequest, variant: str = "") -> LLMResponse | None:
         """The stored answer, None, or `CacheMissError` when frozen."""
-        stored = self.store.get(request.model, request.cache_key(), self._readable(request))
+        stored = self.store.get(request.model, self.key(request, variant), self._readable(request))
         if stored is None:
             return None
         response = LLMResponse.from_json(json.loads(stored.text))
@@ -59,10 +68,10 @@ class LLMCache:
         response.attempts = 0
         return response
 
-    def put(self, request: LLMRequest, response: LLMResponse) -> None:
+    def put(self, request: LLMRequest, response: LLMResponse, variant: str = "") -> None:
         body = json.dumps(response.to_json() | {"cached": False}, sort_keys=True)
         stored = CachedResponse(request.model, self._readable(request), 200, _CONTENT_TYPE, body, ResponseCache.now())
-        self.store.put(stored, request.cache_key())
+        self.store.put(stored, self.key(request, variant))
 
     def __len__(self) -> int:
         return sum(1 for _ in self.entries())

@@ -18,6 +18,7 @@ else goes through litellm, so an open-weights reviewer is configured exactly lik
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -95,6 +96,14 @@ def limiter_key(model: str, api_base: str | None, api_key_env: str | None) -> st
     return key
 
 
+def answer_variant(api_base: str | None, weights: str | None) -> str:
+    """What besides the request changes a model's answer: the server it is sent to and, for a
+    self-hosted model, its weights fingerprint. Empty for a plain provider model (its key is the
+    request's alone). Credentials, timeouts and limits are never part of it."""
+    parts = {k: v for k, v in (("api_base", (api_base or "").rstrip("/") or None), ("weights", weights)) if v}
+    return json.dumps(parts, sort_keys=True) if parts else ""
+
+
 class LLMGateway:
     """Calls one model with every policy applied. Safe to share between coroutines.
 
@@ -120,6 +129,7 @@ class LLMGateway:
         self.backend = backend or self._choose_backend(model, api_base, api_key_env)
         self.price: Price | None = price_for(model, price_override)
         self.key = limiter_key(model, api_base, api_key_env)
+        self.cache_variant = answer_variant(api_base, getattr(self.backend, "fingerprint", None))
         self.stats = GatewayStats()
         self._configured = False
 
@@ -149,7 +159,7 @@ class LLMGateway:
     async def send(self, request: LLMRequest) -> LLMResponse:
         self.stats.add(requests=1)
         if self.cache is not None:
-            hit = self.cache.get(request)  # a frozen cache raises CacheMissError here
+            hit = self.cache.get(request, self.cache_variant)  # a frozen cache raises CacheMissError here
             if hit is not None:
                 self.stats.add(cache_hits=1)
                 return hit
@@ -194,7 +204,7 @@ class LLMGateway:
                 self.key, False, None, tokens_delta=used - tokens_in_est - tokens_out_est
             )
         if self.cache is not None:
-            self.cache.put(request, response)
+            self.cache.put(request, response, self.cache_variant)
         if self.services.budget is not None:
             await self.services.budget.charge(response.cost_usd, response.tokens_in + response.tokens_out)
         return response

@@ -8,6 +8,12 @@ The key names what changes the answer (source, method, path, query, the Accept h
 nothing else: API keys, mailto and timeouts are left out, so a snapshot taken with one key replays
 with another. `frozen=True` pins a run to the cache as it is: a miss raises `CacheMissError` and no
 network call is made; nothing is written.
+
+`scope` is the snapshot policy of source answers: a run's cache is opened with
+`scope="snapshot:<date>"`, which enters every key, so a run with a new snapshot date asks the
+sources again while a resumed (or repeated) run of the same snapshot asks nothing. Replaying another
+date is naming that date as the scope (`[llm] replay_snapshot`). `scope=None` (LLM answers) keys by
+request alone.
 """
 
 from __future__ import annotations
@@ -59,18 +65,24 @@ class ResponseCache:
     Args:
         directory: where the cache lives (a run's snapshot directory).
         frozen: replay only; a miss is a `CacheMissError`, and nothing is written.
+        scope: snapshot policy entering every key (`snapshot:<date>`); None: request alone.
     """
 
-    def __init__(self, directory: str | Path, *, frozen: bool = False) -> None:
+    def __init__(self, directory: str | Path, *, frozen: bool = False, scope: str | None = None) -> None:
         self.directory = Path(directory)
         self.frozen = frozen
+        self.scope = scope
         self._cache = diskcache.Cache(str(self.directory))
         self.hits = 0
         self.misses = 0
 
+    def scoped(self, digest: str) -> str:
+        """The stored key of a request digest under this cache's scope."""
+        return digest if self.scope is None else hashlib.sha256(f"{self.scope}\0{digest}".encode()).hexdigest()
+
     def get(self, source: str, digest: str, readable: str) -> CachedResponse | None:
         """The stored answer, or None (or `CacheMissError` when frozen)."""
-        value = self._cache.get(digest)
+        value = self._cache.get(self.scoped(digest))
         if value is None:
             self.misses += 1
             if self.frozen:
@@ -82,7 +94,7 @@ class ResponseCache:
     def put(self, response: CachedResponse, digest: str) -> None:
         """Store an answer (ignored when frozen)."""
         if not self.frozen:
-            self._cache.set(digest, asdict(response))
+            self._cache.set(self.scoped(digest), asdict(response))
 
     @staticmethod
     def now() -> str:
@@ -95,7 +107,7 @@ class ResponseCache:
         self._cache.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"directory": str(self.directory), "frozen": self.frozen}
+        return {"directory": str(self.directory), "frozen": self.frozen, "scope": self.scope}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["directory"], frozen=state["frozen"])
+        self.__init__(state["directory"], frozen=state["frozen"], scope=state.get("scope"))

@@ -7,18 +7,28 @@ the named actor and returns an `ActorBackend`, which speaks the gateway's `Model
 interface: give it to the run as `LLMServices.backends[spec.name]` and configure the system
 with model `self/<name>`, exactly like an API model. The actor is async, so concurrent requests
 reach the backend together (vLLM batches them; llama.cpp serialises them).
+
+Lifetime: the actor is named `model:<name>:<fingerprint>`, where the fingerprint hashes the spec
+and the weights file (size, mtime, sha256 of its first MiB). A job asking for the same spec and
+weights finds and shares the running engine; a changed spec or new weights get a new actor, never
+the old one. The fingerprint also enters the response cache key (`ActorBackend.fingerprint`), so new
+weights never replay old answers. `stop_model_actor` releases an actor when its job ends.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from clients.errors import ClientError, TransientError
 from clients.llm_backend import ModelBackend
 from clients.llm_request import LLMRequest, LLMResponse
 
-__all__ = ["ActorBackend", "ModelActor", "ModelSpec", "build_backend", "placement", "start_model_actor"]
+__all__ = ["ActorBackend", "ModelActor", "ModelSpec", "build_backend", "placement", "spec_fingerprint",
+           "start_model_actor", "stop_model_actor"]
 
 NAMESPACE = "scrutineer"
 
@@ -35,6 +45,30 @@ class ModelSpec:
     tensor_parallel_size, engine_args ...)."""
     accelerator_type: str | None = None
     """Ray accelerator label to pin GPU actors to (e.g. `H100`), matching infra/ node groups."""
+
+
+def _weights_signature(path: str) -> dict[str, Any] | None:
+    """Size, mtime and sha256 of the first MiB of a local weights file (None: not a local file,
+    e.g. a hub id, which the spec itself names)."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        return None
+    stat = file.stat()
+    with file.open("rb") as handle:
+        head = hashlib.sha256(handle.read(1 << 20)).hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head_sha256": head}
+
+
+def spec_fingerprint(spec: ModelSpec) -> str:
+    """12 hex digits naming what the engine answers with: kind, arguments, weights file."""
+    weights = {k: _weights_signature(str(v)) for k, v in sorted(spec.args.items())
+               if k in ("model_path", "model") and isinstance(v, str)}  # fmt: skip
+    body = json.dumps({"kind": spec.kind, "args": spec.args, "weights": weights}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+
+def actor_name(spec: ModelSpec, fingerprint: str | None = None) -> str:
+    return f"model:{spec.name}:{fingerprint or spec_fingerprint(spec)}"
 
 
 def placement(spec: ModelSpec) -> dict[str, Any]:
@@ -82,9 +116,11 @@ class ModelActor:
 class ActorBackend:
     """`ModelBackend` over a named `ModelActor`. Picklable: ship it to workers in `LLMServices`."""
 
-    def __init__(self, name: str, namespace: str = NAMESPACE) -> None:
+    def __init__(self, name: str, namespace: str = NAMESPACE, fingerprint: str | None = None) -> None:
         self.name = name
         self.namespace = namespace
+        self.fingerprint = fingerprint
+        """Spec and weights fingerprint: part of the actor name and of the response cache key."""
         self._handle: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -94,7 +130,8 @@ class ActorBackend:
         if self._handle is None:
             import ray
 
-            self._handle = ray.get_actor(f"model:{self.name}", namespace=self.namespace)
+            actor = f"model:{self.name}:{self.fingerprint}" if self.fingerprint else f"model:{self.name}"
+            self._handle = ray.get_actor(actor, namespace=self.namespace)
         return self._handle
 
     async def generate(self, request: LLMRequest, timeout: float) -> LLMResponse:
@@ -115,11 +152,26 @@ class ActorBackend:
 
 
 def start_model_actor(spec: ModelSpec, namespace: str = NAMESPACE) -> ActorBackend:
-    """Create the spec's actor (or find it if it runs already) and return a backend for it."""
+    """Create the actor of this spec and weights (or find it if it runs already: shared on purpose,
+    the name carries the fingerprint) and return a backend for it."""
     import ray
 
+    fingerprint = spec_fingerprint(spec)
     ray.remote(ModelActor).options(
-        name=f"model:{spec.name}", namespace=namespace, get_if_exists=True, lifetime="detached",
+        name=actor_name(spec, fingerprint), namespace=namespace, get_if_exists=True, lifetime="detached",
         max_concurrency=64, **placement(spec),
     ).remote(spec)  # fmt: skip
-    return ActorBackend(spec.name, namespace)
+    return ActorBackend(spec.name, namespace, fingerprint)
+
+
+def stop_model_actor(backend: ActorBackend) -> bool:
+    """Release the actor behind `backend` (its GPUs or CPU threads); False when it was gone."""
+    import ray
+
+    name = f"model:{backend.name}:{backend.fingerprint}" if backend.fingerprint else f"model:{backend.name}"
+    try:
+        ray.kill(ray.get_actor(name, namespace=backend.namespace))
+    except ValueError:
+        return False
+    backend._handle = None
+    return True

@@ -35,7 +35,8 @@ class RunPlan:
 
 
 def run_id_of(config: RunConfig, corpus: Any, spec: Any) -> str:
-    return make_run_id(corpus.name, corpus.version, spec.display_name, spec.config_hash(), config.snapshot)
+    # the registry name, not the label: renaming a configuration resumes it (the label is recorded)
+    return make_run_id(corpus.name, corpus.version, spec.name, spec.config_hash(), config.snapshot)
 
 
 def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
@@ -57,7 +58,14 @@ def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[s
 
 def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
     """The run ids `plan_run` will open, known before anything is written (the run lease needs them)."""
-    return [run_id_of(config, corpus, s) for s in specs]
+    run_ids = [run_id_of(config, corpus, s) for s in specs]
+    seen: dict[str, str] = {}
+    for spec, run_id in zip(specs, run_ids, strict=True):
+        if run_id in seen:
+            raise ValueError(f"systems '{seen[run_id]}' and '{spec.display_name}' are one run ({run_id}): they differ "
+                             "only in label or runtime arguments, which do not change answers; drop one")
+        seen[run_id] = spec.display_name
+    return run_ids
 
 
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:

@@ -1,13 +1,21 @@
-"""What a run lends its systems across the cluster: the response cache directory, the one rate
-limiter, the LLM budget and self-hosted model actors — built once by the driver from the `[llm]`
-table of a run config and handed to every worker inside `RunContext.services`.
+"""What a run lends its systems across the cluster, built once by the driver from the `[llm]`
+table of a run config: one `clients.run_services.RunServices` — the cluster rate limiter (sources
+at their polite defaults, models at `[llm.limits]`), the response cache (LLM and source answers;
+source answers scoped by snapshot), the outage guard settings, the one budget of the run (systems,
+judges and proposer together, across resumptions) and the self-hosted model actors. The driver
+hands the same object to every system (through `RunContext.services`), judge and proposer, and
+releases what it started with `release_services` when the job ends.
 
-None of this changes a system's answers, so none of it enters run identity or cache keys.
+None of this changes a system's answers, so none of it enters run identity. What does change them
+enters the cache keys: the snapshot scope of source answers (`replay_snapshot`), a model's API base
+and a self-hosted model's weights fingerprint.
 """
 
 from __future__ import annotations
 
-import uuid
+import asyncio
+import hashlib
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +34,16 @@ class SelfHostedModel(BaseModel):
     kind: Literal["llamacpp", "vllm"] = Field(description="llamacpp (CPU nodes) or vllm (GPU nodes)")
     args: dict[str, Any] = Field(default_factory=dict, description="backend arguments (model_path, n_ctx, tensor_parallel_size, ...)")
     accelerator_type: str | None = Field(None, description="Ray accelerator label for GPU actors")
+    keep_alive: bool = Field(False, description="leave the actor running after the job (later jobs with the "
+                             "same spec and weights share it); default: released when the job ends")
+
+
+class OutageSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    window_seconds: float = Field(60.0, gt=0, description="how far back lookup outcomes count")
+    threshold: float = Field(0.5, gt=0, le=1, description="failed fraction that marks a source down")
+    min_events: int = Field(5, ge=1, description="fewest outcomes in the window before deciding")
+    cooldown_seconds: float = Field(120.0, gt=0, description="how long a source stays down before a probe")
 
 
 class LLMConfig(BaseModel):
@@ -37,6 +55,16 @@ class LLMConfig(BaseModel):
     concurrency: int = Field(8, ge=1, description="requests in flight per worker")
     limits: dict[str, RateLimit] = Field(default_factory=dict, description="rate limit per model string")
     self_hosted: list[SelfHostedModel] = Field(default_factory=list, description="open-weights models run as Ray actors")
+    replay_snapshot: str | None = Field(None, description="answer bibliographic lookups from the cache of this "
+                                        "snapshot date (YYYY-MM-DD) instead of the run's own; replay only")
+    sources: list[str] = Field(default_factory=lambda: ["crossref", "openalex", "dblp", "arxiv", "semantic_scholar",
+                                                        "doi_org"],
+                               description="sources lent to agentic systems that name none")  # fmt: skip
+    source_base_urls: dict[str, str] = Field(default_factory=dict, description="base URL per source (mirror, replay server)")
+    source_limits: dict[str, RateLimit] = Field(default_factory=dict,
+                                                description="rate per source, replacing its polite default (rpm)")
+    source_timeout: float = Field(15.0, gt=0, description="seconds per source request attempt")
+    outage: OutageSettings = Field(default_factory=OutageSettings, description="outage guard of the run's sources")
 
 
 def resolve_cache_dir(llm: LLMConfig) -> str:
@@ -46,38 +74,60 @@ def resolve_cache_dir(llm: LLMConfig) -> str:
     return str(path)
 
 
-def build_services(llm: LLMConfig, run_id: str, spent_usd: float = 0.0, spent_tokens: int = 0) -> dict[str, Any]:
-    """Services for one run. The budget left is the configured budget minus what the run's
-    stored outputs already spent, so a resumed run never pays twice and never overspends."""
+def run_key(*parts: Any) -> str:
+    """A run's deterministic identity for shared state (budget actor, ledger, outage guard): a hash
+    of what identifies the run (corpus, snapshot, systems' config hashes), never a random part."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: str | None = None,
+                   limiter_name: str | None = None) -> Any:
+    """The one `RunServices` of a run (make it once; give it to every system, judge and proposer).
+
+    The budget is named after `key` and keeps its spending in the cache directory, so a resumed
+    run continues from what every component spent and never pays twice or overspends.
+    """
     from clients.llm_budget import BudgetClient
     from clients.llm_gateway import LLMServices
+    from clients.run_services import RunServices, snapshot_scope
     from cluster.model_actors import ModelSpec, start_model_actor
     from cluster.rate_limiter import LimiterClient
 
-    limiter = LimiterClient()
+    cache_dir = cache_dir or resolve_cache_dir(llm)
+    limiter = LimiterClient(limiter_name) if limiter_name else LimiterClient()  # one per cluster by default
     budget = None
     if llm.budget_usd is not None or llm.budget_tokens is not None:
-        budget = BudgetClient(
-            f"{run_id}:{uuid.uuid4().hex[:8]}",
-            None if llm.budget_usd is None else max(llm.budget_usd - spent_usd, 0.0),
-            None if llm.budget_tokens is None else max(llm.budget_tokens - spent_tokens, 0),
-        )
-    backends = {
-        m.name: start_model_actor(ModelSpec(m.name, m.kind, m.args, m.accelerator_type)) for m in llm.self_hosted
-    }
+        budget = BudgetClient(key, llm.budget_usd, llm.budget_tokens, persist_dir=cache_dir)
+        budget.start()
+    started = {m.name: (m, start_model_actor(ModelSpec(m.name, m.kind, m.args, m.accelerator_type)))
+               for m in llm.self_hosted}  # fmt: skip
+    for name, limit in llm.source_limits.items():
+        asyncio.run(limiter.configure(name, limit.rpm, limit.tpm))  # replaces the polite default
+    replay = llm.replay_snapshot if llm.replay_snapshot and llm.replay_snapshot != snapshot else None
     services = LLMServices(
         limiter=limiter,
         limits={model: (lim.rpm, lim.tpm) for model, lim in llm.limits.items()},
         budget=budget,
-        backends=backends,
+        backends={name: backend for name, (_, backend) in started.items()},
         replay_only=llm.replay_only,
         concurrency=llm.concurrency,
     )
-    return {"llm": services, "rate_limiter": limiter}
+    return RunServices(
+        run_key=key, snapshot=snapshot, cache_dir=cache_dir, limiter=limiter, llm=services,
+        source_scope=snapshot_scope(snapshot, replay), source_frozen=llm.replay_only or replay is not None,
+        source_names=tuple(llm.sources), source_base_urls=dict(llm.source_base_urls),
+        source_timeout=llm.source_timeout, guard_settings=llm.outage.model_dump(),
+        model_backends=[backend for m, backend in started.values() if not m.keep_alive],
+    )  # fmt: skip
 
 
-def release_services(services: dict[str, Any]) -> None:
-    """Drop per-run shared state (the budget actor) once the driver is done with the run."""
+def release_services(services: Any) -> None:
+    """Release what the run started: the budget actor (its spending stays in the cache directory)
+    and the model actors not marked `keep_alive`."""
+    from cluster.model_actors import stop_model_actor
+
     llm = services.get("llm")
     if llm is not None and llm.budget is not None:
         llm.budget.kill()
+    for backend in getattr(services, "model_backends", []):
+        stop_model_actor(backend)

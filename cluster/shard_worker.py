@@ -53,9 +53,8 @@ class ShardWorker:
         outputs = await system.run(batch, task.context)
         outputs = enforce_one_output_per_item(batch, outputs, task.system_label)
         if any(o.error_kind == BUDGET_ERROR_KIND for o in outputs):
-            # Not persisted: the shard is redone on resume (its paid answers are in the response cache),
-            # but what it paid is recorded, so the resumed run's budget counts it.
-            self._store.record_unstored_spend(task.run_id, task.shard_id, [o for o in outputs if o.error_kind != BUDGET_ERROR_KIND])
+            # Not persisted: the shard is redone on resume (its paid answers are in the response cache,
+            # and what it paid is in the run's budget ledger, which a resumed run reads back).
             return ShardResult(task.run_id, task.shard_id, "budget", 0, 0, time.monotonic() - started)
         table = table_from_rows([o.to_row(task.run_id, task.system_label, task.shard_id) for o in outputs], OUTPUT_SCHEMA)
         self._store.write_shard(task.run_id, task.shard_id, table)

@@ -160,9 +160,20 @@ def validate_systems(config: RunConfig) -> list[str]:
     return problems
 
 
-def build_paper_corpus(config: RunConfig):
+def make_services(config: RunConfig):
+    """The run's one `RunServices`, keyed by what identifies the run (not by runtime settings)."""
+    from cluster.run_services import build_services, resolve_cache_dir, run_key
+    from verifiers import SystemSpec
+
+    systems = sorted(SystemSpec(s.name, s.args).config_hash() for s in config.systems)
+    key = run_key(config.audit, config.corpus.name or config.corpus.path, config.papers.paths, config.papers.seed,
+                  config.snapshot, systems)  # fmt: skip
+    return build_services(config.llm, key, config.snapshot, cache_dir=resolve_cache_dir(config.llm))
+
+
+def build_paper_corpus(config: RunConfig, run_services):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
-    from cluster.run_services import build_services, resolve_cache_dir
+    from cluster.run_services import resolve_cache_dir
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
 
@@ -172,8 +183,7 @@ def build_paper_corpus(config: RunConfig):
     if config.papers.proposer_model:
         from clients.llm_gateway import LLMGateway
 
-        services = build_services(config.llm, "paper-injection")["llm"]
-        gateway = LLMGateway(config.papers.proposer_model, services, api_base=config.papers.proposer_api_base,
+        gateway = LLMGateway(config.papers.proposer_model, run_services.llm, api_base=config.papers.proposer_api_base,
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
@@ -182,30 +192,37 @@ def build_paper_corpus(config: RunConfig):
                                     check_compile=config.papers.check_compile)  # fmt: skip
 
 
-def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str) -> dict:
+def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
     from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
-    from cluster.run_services import build_services, release_services
 
     adj = config.adjudication
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
                                        low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
                                        checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
-    services = build_services(config.llm, "paper-adjudication")
-    try:
-        verdicts = {}
-        for run in plan.runs:
-            print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
-            verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
-                                                        settings, services=services["llm"], cache_dir=cache_dir)  # fmt: skip
-        return verdicts
-    finally:
-        release_services(services)
+    verdicts = {}
+    for run in plan.runs:
+        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
+        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
+                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    return verdicts
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
+    held: list = []  # the run's services, released whatever happens once they exist
+    try:
+        return _run(args, started, held)
+    finally:
+        if held:
+            from cluster.run_services import release_services
+
+            for services in held:
+                release_services(services)
+
+
+def _run(args: argparse.Namespace, started: float, held: list) -> int:
     from cluster.ray_address import RayAddressError, resolve_ray_address
     from cluster.run_config import ConfigError
 
@@ -226,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         if config.audit == "paper_audit":  # the injection runs on Ray
             target = resolve_ray_address(config.ray_address)
             init_ray(target)
-            corpus = build_paper_corpus(config)
+            held.append(make_services(config))
+            corpus = build_paper_corpus(config, held[0])
         else:
             from corpora import load_corpus
 
@@ -238,10 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[input] {err}", file=sys.stderr)
     print(f"[corpus] {corpus.name}@{corpus.version}: {corpus.num_items} items ({len(corpus.errors)} unreadable)", flush=True)
 
-    from cluster.run_plan import plan_run, resume_conflicts
+    from cluster.run_plan import planned_run_ids, resume_conflicts
     from verifiers import SystemSpec
 
     specs = [SystemSpec(s.name, s.args, s.label) for s in config.systems]
+    try:
+        run_ids = planned_run_ids(config, corpus, specs)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     conflicts = resume_conflicts(config, corpus, specs)
     if conflicts:
         for conflict in conflicts:
@@ -252,18 +275,19 @@ def main(argv: list[str] | None = None) -> int:
     except RayAddressError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run(config, corpus, specs, target, started, plan_run, wait_for_lease=args.wait_for_lease)
+    return run(config, corpus, specs, run_ids, target, started, held, wait_for_lease=args.wait_for_lease)
 
 
-def run(config: RunConfig, corpus, specs, target, started: float, plan_run, *, wait_for_lease: bool = False) -> int:
-    from cluster.run_plan import planned_run_ids
-    from cluster.run_services import build_services, release_services, resolve_cache_dir
+def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
+        wait_for_lease: bool = False) -> int:  # fmt: skip
+    from cluster.run_plan import plan_run
+    from cluster.run_services import resolve_cache_dir
     from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
     from storage.run_lease import LeaseHeld, RunLease
-    from storage.store import Store, spent_so_far
+    from storage.store import Store
     from verifiers import RunContext, build_system
 
-    lease = RunLease(Store(config.storage), planned_run_ids(config, corpus, specs))  # one driver per run
+    lease = RunLease(Store(config.storage), run_ids)  # one driver per run
     try:
         lease.acquire(wait=wait_for_lease)
     except LeaseHeld as exc:
@@ -276,13 +300,12 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run, *, w
         print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
-    contexts: list[RunContext] = []
+    if not held:
+        held.append(make_services(config))
+    services = held[0]  # one per run: every system, judge and the proposer share it
 
     def make_context(run_id: str) -> RunContext:
-        spent = spent_so_far(Store(config.storage), run_id)
-        ctx = RunContext(run_id, config.snapshot, cache_dir, build_services(config.llm, run_id, *spent))
-        contexts.append(ctx)
-        return ctx
+        return RunContext(run_id, config.snapshot, cache_dir, services)
 
     try:
         plan = plan_run(config, corpus, specs, make_context=make_context)
@@ -300,9 +323,6 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run, *, w
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
-    finally:
-        for ctx in contexts:
-            release_services(ctx.services)
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
     from storage.tracking import default_tracking_uri, tracking_uri_from_environment
 
@@ -310,7 +330,7 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run, *, w
     tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
-            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir)
+            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
             summary = summarize_paper_runs(
                 plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
                 experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),

@@ -8,7 +8,6 @@ Layout under the store root, per run:
     <run_id>/tables/<name>.parquet  items, truth, metrics, verdicts of the run
     <run_id>/status.json            running | complete | incomplete | failed, with counts
     <run_id>/lease.json             which driver owns the run now (storage/run_lease.py)
-    <run_id>/spend/shard-00042.json what a budget-stopped, unstored shard already paid for
 
 A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
 local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
@@ -197,32 +196,10 @@ class Store:
     def write_shard(self, run_id: str, shard_id: int, table: pa.Table) -> str:
         path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
         self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
-        for done_with in (self.path(run_id, "failed", f"shard-{shard_id:05d}.json"),  # finished after all
-                          self.path(run_id, "spend", f"shard-{shard_id:05d}.json")):  # its outputs now count  # fmt: skip
-            if self.exists(done_with):
-                self.fs.delete_file(done_with)
+        failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
+        if self.exists(failed):  # finished after all
+            self.fs.delete_file(failed)
         return path
-
-    def record_unstored_spend(self, run_id: str, shard_id: int, outputs: list[Any]) -> str:
-        """What a shard that stopped on the budget paid for (its finished outputs' cost and tokens)
-        although it is not stored. Its answers sit in the response cache, so the resumed shard gets
-        them free; without this record the resumed run's budget would not know they were paid.
-        Each attempt's record replaces the last (a resumed attempt replays the earlier answers, so
-        its finished outputs include them); storing the shard deletes it."""
-        usd, tokens = _spend(outputs)
-        return self.write_json(run_id, f"spend/shard-{shard_id:05d}.json",
-                               {"shard_id": shard_id, "cost_usd": usd, "tokens": tokens, "outputs": len(outputs)})  # fmt: skip
-
-    def unstored_spend(self, run_id: str) -> tuple[float, int]:
-        """Dollars and tokens paid by budget-stopped shards that are not stored (yet)."""
-        selector = pafs.FileSelector(self.path(run_id, "spend"), allow_not_found=True)
-        usd, tokens = 0.0, 0
-        for info in self.fs.get_file_info(selector):
-            if info.type == pafs.FileType.File and info.base_name.endswith(".json"):
-                with self.fs.open_input_stream(info.path) as f:
-                    record = json.loads(f.read())
-                usd, tokens = usd + float(record["cost_usd"]), tokens + int(record["tokens"])
-        return usd, tokens
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
         return self.write_json(
@@ -285,23 +262,3 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
-
-
-def _spend(outputs: list[Any]) -> tuple[float, int]:
-    usd = sum(o.cost_usd or 0.0 for o in outputs)
-    tokens = sum((o.tokens_in or 0) + (o.tokens_out or 0) for o in outputs)
-    return float(usd), int(tokens)
-
-
-def spent_so_far(store: Store, run_id: str) -> tuple[float, int]:
-    """Dollars and tokens the run already spent (what a resumed run's budget must not pay again):
-    its stored outputs plus what budget-stopped shards paid without being stored."""
-    unstored_usd, unstored_tokens = store.unstored_spend(run_id)
-    outputs = store.read_outputs(run_id)
-    if outputs.num_rows == 0:
-        return unstored_usd, unstored_tokens
-    usd = sum(v for v in outputs.column("cost_usd").to_pylist() if v)
-    tokens = sum(v for v in outputs.column("tokens_in").to_pylist() if v) + sum(
-        v for v in outputs.column("tokens_out").to_pylist() if v
-    )
-    return float(usd) + unstored_usd, int(tokens) + unstored_tokens

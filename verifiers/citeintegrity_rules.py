@@ -45,7 +45,7 @@ from corpora.citation_normalization import (
 from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
+from verifiers.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 RULES = ("doi_membership", "normalized_exact", "title_only", "equal_weights", "weighted", "minimum_field", "logistic")
@@ -208,7 +208,7 @@ class CiteIntegrityRule:
             raise ValueError("rule 'logistic' needs logistic_coef and logistic_intercept (or calibration_path)")
         self.name = f"citeintegrity_{rule}"
         self.rule = rule
-        self.source = sources[0]
+        self.source = self.configured_source = sources[0]
         self.threshold = 0.5 if threshold is None else threshold
         self.logistic = logistic
         self.max_concurrency = max_concurrency
@@ -256,16 +256,20 @@ class CiteIntegrityRule:
                       subtests=subtests, detail=detail, **common)
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
+        self.source = bind_sources([self.configured_source], ctx)[0]  # the run's limiter, cache and guard
         limit = asyncio.Semaphore(self.max_concurrency)
         return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
 
 
-@system("citeintegrity", description="CiteIntegrity's seven baselines (rule=...) over one shared candidate")
+@system("citeintegrity", description="CiteIntegrity's seven baselines (rule=...) over one shared candidate",
+        runtime_args=("max_concurrency", "client_options"))
 def build_citeintegrity(rule: str = "weighted", sources: Sequence[str | BibSource] = ("offline_index",),
                         index_path: str | None = None, threshold: float | None = None,
                         logistic_coef: Sequence[float] | None = None, logistic_intercept: float | None = None,
                         calibration_path: str | None = None, client_options: dict[str, Any] | None = None,
                         max_concurrency: int = 8, min_candidate_title: float = 0.75) -> CiteIntegrityRule:
+    """One CiteIntegrity rule. Runtime arguments (recorded, not in run identity): `max_concurrency`,
+    `client_options` (timeouts, retries, `base_urls`); everything else changes answers."""
     logistic = (list(logistic_coef), float(logistic_intercept or 0.0)) if logistic_coef is not None else None
     if calibration_path:
         calibration = Calibration.load(calibration_path)

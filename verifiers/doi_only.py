@@ -28,7 +28,7 @@ from corpora.citation_normalization import canonical_doi
 from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, no_evidence, resolve_sources
+from verifiers.source_set import CountedSource, bind_sources, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 #: P(label correct) per decision path: a resolving DOI says nothing about the other fields.
@@ -39,7 +39,7 @@ class DoiOnlyVerifier:
     def __init__(self, sources: Sequence[BibSource], authoritative: Sequence[str] = ("doi_org",),
                  closed_world: bool = False, max_concurrency: int = 8) -> None:
         self.name = "doi_only"
-        self.sources = list(sources)
+        self.sources = self.configured_sources = list(sources)
         self.authoritative = set(authoritative)
         self.closed_world = closed_world
         self.max_concurrency = max_concurrency
@@ -81,13 +81,17 @@ class DoiOnlyVerifier:
                       subtests={"doi_resolves": None}, **common)
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
+        self.sources = bind_sources(self.configured_sources, ctx)  # the run's limiter, cache and guard
         limit = asyncio.Semaphore(self.max_concurrency)
         return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
 
 
-@system("doi_only", description="resolve the cited DOI; outages and 429/5xx give UNCERTAIN, never HALLUCINATED")
+@system("doi_only", description="resolve the cited DOI; outages and 429/5xx give UNCERTAIN, never HALLUCINATED",
+        runtime_args=("max_concurrency", "client_options"))
 def build_doi_only(sources: Sequence[str | BibSource] = ("doi_org",), index_path: str | None = None,
                    authoritative: Sequence[str] = ("doi_org",), closed_world: bool = False,
                    client_options: dict[str, Any] | None = None, max_concurrency: int = 8) -> DoiOnlyVerifier:
+    """Resolve the cited DOI. Runtime arguments (recorded, not in run identity): `max_concurrency`,
+    `client_options` (timeouts, retries, `base_urls`); everything else changes answers."""
     return DoiOnlyVerifier(resolve_sources(sources, index_path, client_options), authoritative, closed_world,
                            max_concurrency)

@@ -51,7 +51,7 @@ from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
 from verifiers.prescreen import check_authors, check_doi, check_required_fields, check_year
 from verifiers.registry import system
-from verifiers.source_set import CountedSource, Lookup, no_evidence, resolve_sources
+from verifiers.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
 from verifiers.system import RunContext
 
 Aggregation = Literal["any_missing", "consensus", "contradiction"]
@@ -113,7 +113,7 @@ class FieldMatchVerifier:
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
         self.name = "field_match"
-        self.sources = list(sources)
+        self.sources = self.configured_sources = list(sources)
         self.aggregation = aggregation
         self.absence_quorum = absence_quorum
         self.closed_world = closed_world
@@ -326,6 +326,7 @@ class FieldMatchVerifier:
                                           f"{self.absence_quorum} (absence from one database is not fabrication)")
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
+        self.sources = bind_sources(self.configured_sources, ctx)  # the run's limiter, cache and guard
         year = self.reference_year or int(ctx.snapshot[:4])
         limit = asyncio.Semaphore(self.max_concurrency)
         return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
@@ -344,13 +345,21 @@ def _brief(record: BibRecord | None) -> dict[str, Any] | None:
             "authors": [a.family for a in record.authors][:10], "key": record.raw.get("key")}
 
 
-@system("field_match", description="HALLMARK six sub-tests over bibliographic sources; absence needs consensus")
+@system("field_match", description="HALLMARK six sub-tests over bibliographic sources; absence needs consensus",
+        runtime_args=("max_concurrency", "client_options"))
 def build_field_match(sources: Sequence[str | BibSource] = ("offline_index",), index_path: str | None = None,
                       aggregation: Aggregation = "contradiction", absence_quorum: int = 2, closed_world: bool = False,
                       title_threshold: float = 0.90, near_threshold: float = 0.75, author_threshold: float = 0.5,
                       authoritative_doi: Sequence[str] = ("doi_org",), reference_year: int | None = None,
                       confidence: dict[str, float] | None = None, client_options: dict[str, Any] | None = None,
                       max_concurrency: int = 8, local_rules: bool = True) -> FieldMatchVerifier:
+    """HALLMARK's field-match verifier over `sources`.
+
+    Run identity hashes every argument except the runtime ones, `max_concurrency` and
+    `client_options` (HTTP timeouts, retries, `base_urls` of mirrors or replay servers): a URL
+    serves the same records, and the run's snapshot scope, not the URL, decides which answers the
+    cache replays. Limiter, cache and outage guard come from the run (`RunServices`).
+    """
     return FieldMatchVerifier(resolve_sources(sources, index_path, client_options), aggregation, absence_quorum,
                               closed_world, title_threshold, near_threshold, author_threshold, authoritative_doi,
                               reference_year, confidence, max_concurrency, local_rules)

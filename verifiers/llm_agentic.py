@@ -1,8 +1,9 @@
 """An agentic LLM citation verifier: the model may query bibliographic sources before it commits
 (reference 000, §5.1 and appendix B.2.4, "multi-source" harness).
 
-Tools, over the sources the run provides (`RunContext.services["bib_sources"]`: name ->
-`BibSource`, online clients or the offline index): `resolve_doi(doi)` and one
+Tools, over the sources the run provides (`RunServices.bib_source(name)`: the online clients
+bound to the run's limiter, snapshot-scoped cache and outage guard; a plain-dict context may give
+`{"bib_sources": {name: BibSource}}`, e.g. the offline index in tests): `resolve_doi(doi)` and one
 `search_<source>(query)` per source. At most `max_tool_calls` calls per entry, then one final
 turn without tools; a model that still does not commit gets HALLMARK's UNCERTAIN@0.5 (flagged
 `cap_exceeded`). A source failure (outage, rate limit after retries) is returned to the model as
@@ -110,9 +111,18 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
         self._ctx_sources: dict[str, BibSource] = {}
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
-        available: dict[str, BibSource] = dict(ctx.services.get("bib_sources") or {})
-        names = self.sources or sorted(available)
-        missing = [n for n in names if n not in available]
+        services = ctx.services
+        if hasattr(services, "bib_source"):  # a real run: any known source, bound to its services
+            from clients.source_catalog import SOURCE_CLASSES
+
+            names = self.sources or list(services.source_names)
+            unknown = [n for n in names if n not in SOURCE_CLASSES]
+            available: dict[str, BibSource] = {n: services.bib_source(n) for n in names if n in SOURCE_CLASSES}
+        else:
+            available = dict(services.get("bib_sources") or {})
+            names = self.sources or sorted(available)
+            unknown = []
+        missing = [n for n in names if n not in available] + unknown
         if missing:
             return [Output.failed(i.item_id, f"sources not provided by the run: {missing}", "system") for i in items]
         self._ctx_sources = {n: available[n] for n in names}
@@ -210,7 +220,8 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
 
 
 @system("llm_agentic", requires=[package("litellm")],
-        description="LLM verifier that may query bibliographic sources up to k times per entry")  # fmt: skip
+        description="LLM verifier that may query bibliographic sources up to k times per entry",
+        runtime_args=("api_key_env", "price_override"))  # fmt: skip
 def build_llm_agentic(model: str, sources: list[str] | None = None, max_tool_calls: int = 5, aggregation: str = "model",
                       api_base: str | None = None, api_key_env: str | None = None, temperature: float | None = 0.0,
                       seed: int | None = 42, max_tokens: int = 1024,

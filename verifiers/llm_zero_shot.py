@@ -213,7 +213,8 @@ class LLMZeroShotVerifier:
 
 
 @system("llm_zero_shot", requires=[package("litellm")],
-        description="HALLMARK zero-shot LLM verifier through the gateway (any litellm model or self/<backend>)")  # fmt: skip
+        description="HALLMARK zero-shot LLM verifier through the gateway (any litellm model or self/<backend>)",
+        runtime_args=("api_key_env", "price_override"))  # fmt: skip
 def build_llm_zero_shot(model: str, api_base: str | None = None, api_key_env: str | None = None,
                         prompt_variant: str = "default", temperature: float | None = 0.0, seed: int | None = 42,
                         max_tokens: int = 1024, price_override: list[float] | None = None) -> LLMZeroShotVerifier:  # fmt: skip

@@ -226,7 +226,8 @@ class PaperReviewerLLM:
 
 
 @system("paper_reviewer_llm", requires=[package("litellm")],
-        description="single-model paper reviewer (free_form | concise_structured | structured prompt)")  # fmt: skip
+        description="single-model paper reviewer (free_form | concise_structured | structured prompt)",
+        runtime_args=("api_key_env",))  # fmt: skip
 def build_paper_reviewer_llm(model: str, prompt_style: str = "free_form", api_base: str | None = None,
                              api_key_env: str | None = None, temperature: float | None = 0.0,
                              seed: int | None = 42, max_tokens: int = 8192,

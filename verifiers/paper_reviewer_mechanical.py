@@ -115,7 +115,8 @@ class MechanicalReviewer:
 
 
 @system("paper_reviewer_mechanical", requires=[package("sympy"), package("pint")],
-        description="mechanical paper reviewer: rule-extracted statements checked by the checkers")  # fmt: skip
+        description="mechanical paper reviewer: rule-extracted statements checked by the checkers",
+        runtime_args=("checker_url", "workers", "timeout_s"))  # fmt: skip
 def build_paper_reviewer_mechanical(checker_url: str | None = None, workers: int = 1,
                                     timeout_s: float = 10.0) -> MechanicalReviewer:  # fmt: skip
     return MechanicalReviewer(checker_url=checker_url, workers=workers, timeout_s=timeout_s)

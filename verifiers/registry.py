@@ -4,6 +4,20 @@ Factories are registered with `@system("name", requires=[...])`. A `SystemSpec` 
 factory's keyword arguments) is what a config and a run manifest store; `build_system(spec)`
 rebuilds the same system anywhere, e.g. inside a Ray worker. Optional heavy dependencies are
 imported inside the factory, so the registry imports with none of them installed.
+
+Run identity (`SystemSpec.config_hash`) hashes the name and the arguments that change answers.
+A factory declares the others with `@system(..., runtime_args=(...))`; they are recorded in the
+manifest but not hashed, so changing them resumes the run, as does renaming its label:
+
+| system(s)                               | runtime arguments (not hashed)               |
+|-----------------------------------------|----------------------------------------------|
+| field_match, doi_only, citeintegrity    | max_concurrency, client_options (timeouts, retries, base_urls of mirrors / replay servers) |
+| llm_zero_shot, llm_agentic              | api_key_env, price_override                  |
+| paper_reviewer_llm                      | api_key_env                                  |
+| paper_reviewer_mechanical               | checker_url, workers, timeout_s              |
+
+A model's `api_base` is hashed: a different server may serve different weights. A source's base
+URL is not: which answers are replayed is decided by the snapshot scope of the response cache.
 """
 
 from __future__ import annotations
@@ -98,6 +112,9 @@ class SystemEntry:
     factory: SystemFactory
     requires: tuple[Requirement, ...]
     description: str
+    runtime_args: tuple[str, ...] = ()
+    """Factory arguments that change how a system runs, never what it answers (concurrency,
+    timeouts, service URLs): recorded in the manifest, left out of the config hash."""
 
     def argument_problems(self, args: dict[str, Any] | None = None) -> list[str]:
         """Arguments the factory would reject: unknown names and required ones not given."""
@@ -181,8 +198,12 @@ class SystemSpec:
         return self.label or self.name
 
     def config_hash(self) -> str:
-        """Hash of what changes the answers: the name and the arguments (not the label)."""
-        canonical = json.dumps({"name": self.name, "args": self.args}, sort_keys=True, default=str)
+        """Hash of what changes the answers: the name and the arguments, less the system's declared
+        `runtime_args` (not the label either), so raising concurrency or renaming resumes the run."""
+        entries = _REGISTRY if self.name in _REGISTRY else registered()
+        runtime = set(entries[self.name].runtime_args) if self.name in entries else set()
+        args = {k: v for k, v in self.args.items() if k not in runtime}
+        canonical = json.dumps({"name": self.name, "args": args}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,15 +220,17 @@ def _index_exists(index_path: str) -> bool:
 
 
 def system(
-    name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = ""
+    name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = "",
+    runtime_args: tuple[str, ...] = (),
 ) -> Callable[[SystemFactory], SystemFactory]:
-    """Register a system factory under `name`."""
+    """Register a system factory under `name`; `runtime_args` names its arguments that do not
+    change answers (left out of run identity)."""
 
     def register(factory: SystemFactory) -> SystemFactory:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
             raise ValueError(f"system '{name}' is already registered by {_REGISTRY[name].factory.__module__}")
         doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
-        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc)
+        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args))
         return factory
 
     return register

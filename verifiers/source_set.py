@@ -2,8 +2,12 @@
 lookup turned into typed evidence (`Lookup`), so an outage can never read as "not found".
 
 A verifier is configured with `sources=[...]`: "offline_index" (needs `index_path`) or the name of
-an online client in `clients/` (crossref, openalex, dblp, arxiv, semantic_scholar, doi_org),
-built by `clients.source_catalog.make_source`.
+an online client in `clients/` (crossref, openalex, dblp, arxiv, semantic_scholar, doi_org).
+An online name resolves to an `OnlineSource` placeholder; `bind_sources(sources, ctx)` at the start
+of each `run` turns it into the client bound to the run's services (`RunServices.bib_source`: the
+cluster limiter at the source's polite rate, the snapshot-scoped response cache, the run's outage
+guard), the way `gateway_from_context` does for models. Without run services (an isolated test)
+it is built from the system's own `client_options`.
 Tests and benchmarks may pass `BibSource` objects directly.
 
 Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
@@ -29,7 +33,8 @@ from clients.errors import NotFoundError
 from clients.source import BibSource
 from storage.records import Output
 
-__all__ = ["CountedSource", "Lookup", "no_evidence", "outage_sources", "resolve_sources"]
+__all__ = ["CountedSource", "Lookup", "OnlineSource", "bind_sources", "no_evidence", "outage_sources",
+           "resolve_sources"]
 
 Status = Literal["found", "absent", "error", "skipped"]
 T = TypeVar("T")
@@ -109,22 +114,52 @@ def no_evidence(item_id: str, lookups: Iterable[Lookup], confidence: float, *,
                   detail={**(detail or {}), "outage_sources": outage_sources(failed)}, **fields)  # fmt: skip
 
 
-def _build_online(name: str, options: dict[str, Any]) -> BibSource:
-    """An online source from `clients.source_catalog`. `client_options` may carry `http_options`
-    (a `clients.http.HttpOptions`, or a dict of its plain fields such as timeout / mailto) and
-    `base_urls` ({source name: URL}, e.g. a 127.0.0.1 replay server)."""
-    from clients.http import HttpOptions
-    from clients.source_catalog import make_source
+@dataclass
+class OnlineSource:
+    """An online source by name, not yet bound to a run (see `bind_sources`)."""
 
+    name: str
+    base_url: str | None = None
+    http: Any = None
+    """The system's own `clients.http.HttpOptions` (None: the run's, or the defaults)."""
+    _unbound: Any = field(default=None, repr=False)
+
+    def bind(self, services: Any) -> BibSource:
+        """The client for this run: from `RunServices` when the run provides them."""
+        if hasattr(services, "bib_source"):
+            return services.bib_source(self.name, self.base_url, self.http)
+        if self._unbound is None:
+            from clients.source_catalog import make_source
+
+            self._unbound = make_source(self.name, self.http, base_url=self.base_url)
+        return self._unbound
+
+
+def _online(name: str, options: dict[str, Any]) -> OnlineSource:
+    """`client_options` may carry `http_options` (a `clients.http.HttpOptions`, or a dict of its plain
+    fields such as timeout / mailto) and `base_urls` ({source name: URL}, e.g. a 127.0.0.1 replay
+    server). Both are runtime settings: they never change what a source answers."""
+    from clients.http import HttpOptions
+    from clients.source_catalog import SOURCE_CLASSES
+
+    if name not in SOURCE_CLASSES:
+        raise KeyError(f"unknown source {name!r}; known: {', '.join(sorted(SOURCE_CLASSES))}, offline_index")
     http = options.get("http_options")
     if isinstance(http, dict):
         http = HttpOptions(**http)
-    return make_source(name, http, base_url=(options.get("base_urls") or {}).get(name))
+    return OnlineSource(name, (options.get("base_urls") or {}).get(name), http)
+
+
+def bind_sources(sources: Sequence[BibSource], ctx: Any) -> list[BibSource]:
+    """The sources a system uses in this run: `OnlineSource`s bound to `ctx.services`."""
+    services = getattr(ctx, "services", None)
+    return [s.bind(services) if isinstance(s, OnlineSource) else s for s in sources]
 
 
 def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None = None,
                     client_options: dict[str, Any] | None = None) -> list[BibSource]:
-    """BibSource objects for the configured names (objects pass through)."""
+    """Sources for the configured names: the offline index opened, online names as `OnlineSource`
+    (bound per run by `bind_sources`), objects passed through."""
     resolved: list[BibSource] = []
     for source in sources:
         if not isinstance(source, str):
@@ -136,7 +171,7 @@ def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None =
 
             resolved.append(open_index(index_path))
         else:
-            resolved.append(_build_online(source, dict(client_options or {})))
+            resolved.append(_online(source, dict(client_options or {})))
     if not resolved:
         raise ValueError("a citation verifier needs at least one source")
     return resolved

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from storage.records import Item, Output
+
+if TYPE_CHECKING:
+    from clients.run_services import RunServices
 
 
 @dataclass(frozen=True)
@@ -18,8 +21,10 @@ class RunContext:
     """Snapshot date (YYYY-MM-DD); systems with time-dependent checks use it as 'today'."""
     cache_dir: str | None = None
     """Local directory for response caches; None disables caching."""
-    services: dict[str, Any] = field(default_factory=dict)
-    """Named handles the run shares across workers (rate limiter, checker service, ...)."""
+    services: RunServices | dict[str, Any] = field(default_factory=dict)
+    """What the run shares across workers: a `clients.run_services.RunServices` (limiter, response
+    cache, outage guard, budget, sources) in a real run; a plain dict in isolated tests, where
+    each system falls back to its own settings."""
 
 
 @runtime_checkable
