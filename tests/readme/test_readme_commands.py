@@ -214,6 +214,9 @@ def test_replay_server_serves_the_bundled_recording(clone: Path):
 @pytest.mark.heavy
 def test_checker_service_answers_the_readme_requests(clone: Path):
     """The README's checker service and its two curl requests, on a free port instead of 8000."""
+    import time
+    import urllib.request
+
     from tests.helpers.ports import free_port, wait_for_port
 
     port = free_port()
@@ -227,6 +230,15 @@ def test_checker_service_answers_the_readme_requests(clone: Path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         wait_for_port(port, timeout=240)
+        deadline = time.monotonic() + 240  # the proxy listens before the app is deployed
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/checkers/health", timeout=10) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            time.sleep(2)
         answers = [run_in(clone, c, timeout=120) for c in curls]
     finally:
         os.killpg(proc.pid, 15)
