@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from storage.outages import outage_mask
 from storage.run_publication import (
     SystemSummary,
     close_system_run,
@@ -212,8 +213,9 @@ def summarize_paper_runs(
 
 
 def count_outage_answers(outputs: pa.Table) -> int:
-    """Answers that depended on a source that was down (verifiers mark them in detail)."""
-    return sum(1 for d in outputs.column("detail_json").to_pylist() if d and '"outage_sources"' in d)
+    """Answers that depended on a source or model provider that was down (`detail["outage_sources"]`,
+    see storage/outages.py): never verdicts; while any is left the run's scores are withheld."""
+    return sum(outage_mask(outputs))
 
 
 def _fmt(value: Any) -> str:
