@@ -78,6 +78,8 @@ class ReplayState:
         self.attempts: Counter[str] = Counter()
         self.rng = random.Random(config.seed)
         self.stats: Counter[str] = Counter()
+        self.tried: set[str] = set()
+        """Distinct prompts received (kept when the fault settings change)."""
         self.paid: Counter[str] = Counter()
         """Complete answers sent per prompt (messages hash): what a provider would bill."""
         self.first_ok: float | None = None
@@ -102,6 +104,7 @@ class ReplayState:
 
     def fault_for(self, key: str) -> str | None:
         self.attempts[key] += 1
+        self.tried.add(key)
         n = self.attempts[key]
         point = int(key[:8], 16) / 16**8  # where this prompt falls in [0, 1): stable across runs
         for kind, share in sorted(self.config.fault_prompts.items()):
@@ -131,7 +134,7 @@ class ReplayState:
         ok = self.stats["ok"]
         span = (self.last_ok - self.first_ok) if ok > 1 and self.first_ok and self.last_ok else None
         return {**self.stats, "ok_per_second": (ok - 1) / span if span else None,
-                "distinct_requests": len(self.attempts), "answered_prompts": len(self.paid),
+                "distinct_requests": len(self.attempts), "prompts_tried": len(self.tried), "answered_prompts": len(self.paid),
                 "paid_twice": sum(1 for n in self.paid.values() if n > 1)}  # fmt: skip
 
     def set_faults(self, settings: dict[str, Any]) -> None:
@@ -263,6 +266,7 @@ def build_app(state: ReplayState) -> Any:
     async def reset(_: web.Request) -> web.StreamResponse:
         state.stats.clear()
         state.paid.clear()
+        state.tried.clear()
         state.attempts.clear()
         state.first_ok = state.last_ok = None
         return web.json_response({"reset": True})
