@@ -216,3 +216,56 @@ def test_partial_outage_retries_only_the_failed_half(ray_head, tmp_path):
             if row["item_id"] in kept:
                 assert row == kept[row["item_id"]]
         assert json.loads((run / "status.json").read_text())["status"] == "complete"
+
+
+# -- the replay server's transport faults, through the real gateway --------------------------------
+@pytest.mark.parametrize("fault", ["cut_body", "timeout", "500", "429"])
+def test_each_transport_fault_is_retried_and_never_paid_twice(tmp_path, fault):
+    import asyncio
+
+    from clients.llm_gateway import LLMGateway, LLMServices
+    from clients.retry import RetryPolicy
+
+    with replay_server("--default-content", ANSWER, "--fault-schedule", f"{fault},{fault}", "--timeout-delay", "2",
+                       "--retry-after", "0.1") as url:  # fmt: skip
+        services = LLMServices(timeout_s=0.5, retry=RetryPolicy(max_attempts=3, base_wait=0.05))
+        gateway = LLMGateway(MODEL, services, api_base=f"{url}/v1")
+        response = asyncio.run(gateway.complete([{"role": "user", "content": "hi"}]))
+        assert response.attempts == 3 and response.text == ANSWER
+        if fault == "timeout":
+            import time
+
+            time.sleep(2.0)  # let the server finish its delayed handlers and see the client gone
+        stats = server_stats(url)
+    assert stats["requests"] == 3 and stats[f"fault_{fault}"] == 2 and stats["ok"] == 1
+    assert stats["paid_twice"] == 0 and stats["answered_prompts"] == stats["prompts_tried"] == 1
+    if fault == "timeout":
+        assert stats["abandoned"] == 2  # the client gave up: nothing delivered, nothing billed
+
+
+def test_fault_prompts_hit_a_fixed_share_until_the_faults_are_replaced(tmp_path):
+    import asyncio
+
+    from clients.errors import TransientError
+    from clients.llm_gateway import LLMGateway, LLMServices
+    from clients.retry import RetryPolicy
+
+    with replay_server("--default-content", ANSWER, "--fault-prompts", "500=0.5") as url:
+        gateway = LLMGateway(MODEL, LLMServices(retry=RetryPolicy(max_attempts=2, base_wait=0.01)), api_base=f"{url}/v1")
+
+        async def ask_all() -> list[bool]:
+            async def one(i: int) -> bool:
+                try:
+                    await gateway.complete([{"role": "user", "content": f"prompt {i}"}])
+                    return True
+                except TransientError:
+                    return False
+
+            return list(await asyncio.gather(*(one(i) for i in range(40))))
+
+        first = asyncio.run(ask_all())
+        assert 8 < first.count(False) < 32  # about half the prompts are down, on every attempt
+        _post(url, "/faults", {})
+        second = asyncio.run(ask_all())
+        assert all(second)
+        assert server_stats(url)["ok"] == 40 + first.count(True)  # no cache here: the answered ones were asked again
