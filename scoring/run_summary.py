@@ -95,7 +95,8 @@ class RunSummary:
                 lines.append(f"FAILED: {s.system}: every output errored, not scored; first error: {s.first_error}")
         for s in self.systems:
             if s.outage_items:
-                verdict = "published by override (--allow-incomplete)" if s.published else "scores withheld"
+                verdict = ("published by override (--allow-incomplete)" if s.published
+                           else "scores withheld; submit the same run again to retry just those items")  # fmt: skip
                 lines.append(f"INCOMPLETE: {s.system}: {s.outage_items} answers depended on an unavailable source; {verdict}")
         lines.append("")
         lines.append(f"finished in {self.elapsed_s:.1f}s; wrote:")
