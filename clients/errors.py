@@ -21,6 +21,14 @@ Our exception hierarchy:
 
 A `NotFoundError` (or a source's empty result) is the only "not there" evidence a verifier may
 use; every other type means "no evidence", so an outage is never read as a fabricated citation.
+
+Which failures are *outages* is decided here, once (`is_outage`): a `TransientError` that
+survived the retry policy (5xx, timeouts, connection errors, truncated transfers, a 429 still
+refused after every retry) and a `SourceOutageError`. An outage leaves the item UNCERTAIN with
+`detail["outage_sources"]` naming the source or provider; the run is incomplete and a resumed run
+retries exactly those items. Every other failure (`FatalError`: bad request, auth, quota, content
+filter; `CacheMissError`; `ParseError`) is a definite answer about this request: an errored
+output with its reason, never retried by a resume and never a verdict.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ __all__ = [
     "RateLimitedError",
     "SourceOutageError",
     "TransientError",
+    "is_outage",
 ]
 
 
@@ -117,3 +126,9 @@ class CacheMissError(ClientError):
 
 class ParseError(ClientError):
     """The body arrived whole but cannot be read as the format the API promises."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True when `exc` (as it reached the caller, after the retry policy) means the source or
+    provider was unavailable, not that it answered: the item must be retried, never scored."""
+    return isinstance(exc, (TransientError, SourceOutageError))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cluster.outage_retry import plan_outage_retries
 from cluster.run_config import RunConfig
 from cluster.shards import ShardTask, plan_ranges
 from storage.code_revision import code_revision
@@ -101,5 +102,9 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
         tasks.extend(
             ShardTask(run_id, spec.display_name, spec.config_hash(), spec, context, shard_id, start, stop)
             for shard_id, start, stop in ranges
+        )
+        tasks.extend(  # items whose stored answer was an outage: retried, superseding those rows
+            ShardTask(run_id, spec.display_name, spec.config_hash(), spec, context, shard_id, rows[0], rows[-1] + 1, rows)
+            for shard_id, rows in plan_outage_retries(store, run_id, corpus.items, config.shard_size, len(ranges))
         )
     return RunPlan(runs, tasks, store)

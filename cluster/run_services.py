@@ -53,6 +53,7 @@ class LLMConfig(BaseModel):
     budget_usd: float | None = Field(None, ge=0, description="dollar budget per run, across resumptions")
     budget_tokens: int | None = Field(None, ge=0, description="token budget per run, across resumptions")
     concurrency: int = Field(8, ge=1, description="requests in flight per worker")
+    timeout_s: float = Field(120.0, gt=0, description="seconds one model request may take before it is retried")
     limits: dict[str, RateLimit] = Field(default_factory=dict, description="rate limit per model string")
     self_hosted: list[SelfHostedModel] = Field(default_factory=list, description="open-weights models run as Ray actors")
     replay_snapshot: str | None = Field(None, description="answer bibliographic lookups from the cache of this "
@@ -111,6 +112,7 @@ def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: s
         backends={name: backend for name, (_, backend) in started.items()},
         replay_only=llm.replay_only,
         concurrency=llm.concurrency,
+        timeout_s=llm.timeout_s,
     )
     return RunServices(
         run_key=key, snapshot=snapshot, cache_dir=cache_dir, limiter=limiter, llm=services,

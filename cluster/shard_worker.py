@@ -49,7 +49,8 @@ class ShardWorker:
         system = self._systems.get(task.system_key)
         if system is None:
             system = self._systems[task.system_key] = self._build(task.system_spec)
-        batch = [Item.from_row(r) for r in items.slice(task.start, task.size).to_pylist()]
+        rows = items.take(list(task.rows)) if task.rows is not None else items.slice(task.start, task.size)
+        batch = [Item.from_row(r) for r in rows.to_pylist()]
         outputs = await system.run(batch, task.context)
         outputs = enforce_one_output_per_item(batch, outputs, task.system_label)
         if any(o.error_kind == BUDGET_ERROR_KIND for o in outputs):

@@ -1,4 +1,7 @@
-"""Split a run's items into shards: contiguous ranges of the item table, the unit of work and of resume."""
+"""Split a run's items into shards: contiguous ranges of the item table, the unit of work and of resume.
+
+A *retry shard* (`cluster/outage_retry.py`) instead lists the rows it re-runs (`rows`): the items
+whose stored answer was an outage, numbered after the run's regular shards."""
 
 from __future__ import annotations
 
@@ -19,10 +22,12 @@ class ShardTask:
     shard_id: int
     start: int
     stop: int
+    rows: tuple[int, ...] | None = None
+    """Rows of the item table a retry shard re-runs (None: the range start..stop)."""
 
     @property
     def size(self) -> int:
-        return self.stop - self.start
+        return len(self.rows) if self.rows is not None else self.stop - self.start
 
 
 def plan_ranges(num_items: int, shard_size: int) -> list[tuple[int, int, int]]:

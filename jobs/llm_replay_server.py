@@ -14,10 +14,16 @@ unmatched requests get `--default-content` or a 404.
 It can enforce a requests-per-minute limit (token bucket, 429 with Retry-After past it) and
 inject faults: a schedule applied to the first attempts of every distinct request
 (`--fault-schedule 429,500` = first attempt 429, second 500, third answered), or per-request
-probabilities with a seed (`--fault-rate truncated=0.1,malformed=0.05`). Fault kinds: `429`
+probabilities with a seed (`--fault-rate truncated=0.1,malformed=0.05`), or a fixed share of
+the distinct prompts that fails on every attempt (`--fault-prompts 500=0.5`: half the prompts,
+chosen by their hash, always get a 500 — an outage of part of a provider). Fault kinds: `429`
 (Retry-After), `quota` (429 insufficient_quota), `500`, `timeout` (answers after
-`--timeout-delay` seconds), `truncated` (JSON content cut, finish_reason=length), `malformed`
-(prose instead of JSON). `GET /stats` reports what was served.
+`--timeout-delay` seconds, if the client still waits), `cut_body` (HTTP 200 whose JSON body stops
+halfway: the connection closes before Content-Length), `truncated` (JSON content cut,
+finish_reason=length), `malformed` (prose instead of JSON). `POST /faults` with
+`{"fault_schedule": [...], "fault_rate": {...}, "fault_prompts": {...}}` replaces the fault
+settings of a running server (an outage that ends); `GET /stats` reports what was served,
+including `paid_twice`: prompts that got a complete answer more than once.
 
     python -m jobs.llm_replay_server serve --recording rec.jsonl --port 8399 --rpm 600
     python -m jobs.llm_replay_server hallmark --predictions preds.jsonl --items blind.jsonl --out rec.jsonl
@@ -38,7 +44,7 @@ from typing import Any
 
 from clients.llm_request import messages_hash
 
-FAULT_KINDS = ("429", "quota", "500", "timeout", "truncated", "malformed")
+FAULT_KINDS = ("429", "quota", "500", "timeout", "cut_body", "truncated", "malformed")
 
 
 @dataclass
@@ -51,6 +57,8 @@ class ReplayConfig:
     """Retry-After sent with injected 429s (a rate-limit 429 says when the bucket refills)."""
     fault_schedule: list[str] = field(default_factory=list)
     fault_rate: dict[str, float] = field(default_factory=dict)
+    fault_prompts: dict[str, float] = field(default_factory=dict)
+    """Share of distinct prompts (by hash) that get this fault on every attempt."""
     seed: int = 0
     timeout_delay: float = 30.0
     latency: float = 0.0
@@ -70,6 +78,10 @@ class ReplayState:
         self.attempts: Counter[str] = Counter()
         self.rng = random.Random(config.seed)
         self.stats: Counter[str] = Counter()
+        self.tried: set[str] = set()
+        """Distinct prompts received (kept when the fault settings change)."""
+        self.paid: Counter[str] = Counter()
+        """Complete answers sent per prompt (messages hash): what a provider would bill."""
         self.first_ok: float | None = None
         self.last_ok: float | None = None
         rate = (config.rpm or 0) / 60.0
@@ -92,7 +104,13 @@ class ReplayState:
 
     def fault_for(self, key: str) -> str | None:
         self.attempts[key] += 1
+        self.tried.add(key)
         n = self.attempts[key]
+        point = int(key[:8], 16) / 16**8  # where this prompt falls in [0, 1): stable across runs
+        for kind, share in sorted(self.config.fault_prompts.items()):
+            if point < share:
+                return kind
+            point -= share
         if n <= len(self.config.fault_schedule):
             return self.config.fault_schedule[n - 1]
         for kind, p in sorted(self.config.fault_rate.items()):
@@ -116,7 +134,18 @@ class ReplayState:
         ok = self.stats["ok"]
         span = (self.last_ok - self.first_ok) if ok > 1 and self.first_ok and self.last_ok else None
         return {**self.stats, "ok_per_second": (ok - 1) / span if span else None,
-                "distinct_requests": len(self.attempts)}  # fmt: skip
+                "distinct_requests": len(self.attempts), "prompts_tried": len(self.tried), "answered_prompts": len(self.paid),
+                "paid_twice": sum(1 for n in self.paid.values() if n > 1)}  # fmt: skip
+
+    def set_faults(self, settings: dict[str, Any]) -> None:
+        """Replace the fault settings (keys absent from `settings` become empty)."""
+        schedule = [str(k) for k in settings.get("fault_schedule") or []]
+        rate = {str(k): float(v) for k, v in (settings.get("fault_rate") or {}).items()}
+        prompts = {str(k): float(v) for k, v in (settings.get("fault_prompts") or {}).items()}
+        if unknown := sorted({*schedule, *rate, *prompts} - set(FAULT_KINDS)):
+            raise ValueError(f"unknown fault kinds {unknown} (known: {', '.join(FAULT_KINDS)})")
+        self.config.fault_schedule, self.config.fault_rate, self.config.fault_prompts = schedule, rate, prompts
+        self.attempts.clear()
 
 
 def _completion(state: ReplayState, request: dict[str, Any], answer: dict[str, Any], fault: str | None) -> dict[str, Any]:
@@ -144,6 +173,21 @@ def _completion(state: ReplayState, request: dict[str, Any], answer: dict[str, A
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
     }
+
+
+async def _cut_body(request: Any, completion: dict[str, Any]) -> Any:
+    """A 200 whose body stops halfway: Content-Length promises the whole JSON, the connection closes
+    after half of it (a proxy or provider dying mid-transfer)."""
+    from aiohttp import web
+
+    data = json.dumps(completion).encode()
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.content_length = len(data)
+    await response.prepare(request)
+    await response.write(data[: len(data) // 2])
+    if request.transport is not None:
+        request.transport.close()
+    return response
 
 
 def _error(status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> Any:
@@ -182,6 +226,9 @@ def build_app(state: ReplayState) -> Any:
         if fault == "timeout":
             state.stats["fault_timeout"] += 1
             await asyncio.sleep(state.config.timeout_delay)
+            if request.transport is None or request.transport.is_closing():
+                state.stats["abandoned"] += 1  # the client gave up: nothing delivered, nothing billed
+                return web.Response(status=499)
         answer = state.lookup(key, body.get("messages", []))
         if answer is None and state.config.default_content is not None:
             answer = {"text": state.config.default_content}
@@ -190,9 +237,13 @@ def build_app(state: ReplayState) -> Any:
             return _error(404, f"no recording for messages {key[:12]}", "not_found")
         if state.config.latency:
             await asyncio.sleep(state.config.latency)
+        if fault == "cut_body":
+            state.stats["fault_cut_body"] += 1
+            return await _cut_body(request, _completion(state, body, answer, None))
         if fault in ("truncated", "malformed"):
             state.stats[f"fault_{fault}"] += 1
         state.stats["ok"] += 1
+        state.paid[key] += 1
         now = time.monotonic()
         state.first_ok = state.first_ok or now
         state.last_ok = now
@@ -204,8 +255,18 @@ def build_app(state: ReplayState) -> Any:
     async def stats(_: web.Request) -> web.StreamResponse:
         return web.json_response(state.snapshot())
 
+    async def faults(request: web.Request) -> web.StreamResponse:
+        try:
+            state.set_faults(await request.json())
+        except (json.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+            return _error(400, f"bad fault settings: {exc}", "invalid_request_error")
+        return web.json_response({"fault_schedule": state.config.fault_schedule, "fault_rate": state.config.fault_rate,
+                                  "fault_prompts": state.config.fault_prompts})  # fmt: skip
+
     async def reset(_: web.Request) -> web.StreamResponse:
         state.stats.clear()
+        state.paid.clear()
+        state.tried.clear()
         state.attempts.clear()
         state.first_ok = state.last_ok = None
         return web.json_response({"reset": True})
@@ -216,6 +277,7 @@ def build_app(state: ReplayState) -> Any:
     app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", stats)
     app.router.add_post("/stats/reset", reset)
+    app.router.add_post("/faults", faults)
     return app
 
 
@@ -295,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--retry-after", type=float, default=1.0)
     serve.add_argument("--fault-schedule", default="")
     serve.add_argument("--fault-rate", default="")
+    serve.add_argument("--fault-prompts", default="", help="share of prompts failing on every attempt, e.g. 500=0.5")
     serve.add_argument("--seed", type=int, default=0)
     serve.add_argument("--timeout-delay", type=float, default=30.0)
     serve.add_argument("--latency", type=float, default=0.0)
@@ -315,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
     if unknown := [s for s in schedule if s not in FAULT_KINDS]:
         raise SystemExit(f"unknown fault kinds {unknown} (known: {', '.join(FAULT_KINDS)})")
     config = ReplayConfig(rpm=args.rpm, burst_seconds=args.burst_seconds, retry_after=args.retry_after,
-                          fault_schedule=schedule, fault_rate=_parse_rates(args.fault_rate), seed=args.seed,
+                          fault_schedule=schedule, fault_rate=_parse_rates(args.fault_rate),
+                          fault_prompts=_parse_rates(args.fault_prompts), seed=args.seed,
                           timeout_delay=args.timeout_delay, latency=args.latency, model_id=args.model_id,
                           default_content=args.default_content)  # fmt: skip
     from aiohttp import web

@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from storage.outages import outage_mask
 from storage.redaction import redact_text
 from storage.run_publication import (
     SystemSummary,
@@ -99,7 +100,8 @@ class RunSummary:
                 lines.append(f"FAILED: {s.system}: every output errored, not scored; first error: {s.first_error}")
         for s in self.systems:
             if s.outage_items:
-                verdict = "published by override (--allow-incomplete)" if s.published else "scores withheld"
+                verdict = ("published by override (--allow-incomplete)" if s.published
+                           else "scores withheld; submit the same run again to retry just those items")  # fmt: skip
                 lines.append(f"INCOMPLETE: {s.system}: {s.outage_items} answers depended on an unavailable source; {verdict}")
         lines.append("")
         lines.append(f"finished in {self.elapsed_s:.1f}s; wrote:")
@@ -217,8 +219,9 @@ def summarize_paper_runs(
 
 
 def count_outage_answers(outputs: pa.Table) -> int:
-    """Answers that depended on a source that was down (verifiers mark them in detail)."""
-    return sum(1 for d in outputs.column("detail_json").to_pylist() if d and '"outage_sources"' in d)
+    """Answers that depended on a source or model provider that was down (`detail["outage_sources"]`,
+    see storage/outages.py): never verdicts; while any is left the run's scores are withheld."""
+    return sum(outage_mask(outputs))
 
 
 def _fmt(value: Any) -> str:

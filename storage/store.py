@@ -30,6 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from storage.filesystem import resolve
+from storage.outages import latest_per_item
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.schemas import OUTPUT_SCHEMA
@@ -220,10 +221,11 @@ class Store:
         return failed
 
     def read_outputs(self, run_id: str) -> pa.Table:
-        """Every finished shard of the run as one Output table, ordered by shard."""
+        """Every finished shard of the run as one Output table, ordered by shard, one row per item: a
+        retry shard's row supersedes the outage row it replaced (`storage/outages.py`)."""
         files = self._shard_files(run_id)
         tables = [pq.read_table(files[s], filesystem=self.fs) for s in sorted(files)]
-        return pa.concat_tables(tables).cast(OUTPUT_SCHEMA) if tables else OUTPUT_SCHEMA.empty_table()
+        return latest_per_item(pa.concat_tables(tables).cast(OUTPUT_SCHEMA)) if tables else OUTPUT_SCHEMA.empty_table()
 
     def close_run(self, run_id: str, status: str, **counts: Any) -> str:
         return self.write_json(run_id, "status.json", {"status": status, **counts})

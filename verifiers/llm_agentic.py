@@ -33,6 +33,7 @@ from clients.llm_request import prompt_hash
 from clients.source import BibSource
 from storage.records import Item, Output
 from verifiers.citation_entry import CitationEntry
+from verifiers.llm_batch import provider_failure
 from verifiers.llm_zero_shot import LLMZeroShotVerifier, read_verdict, render_bibtex
 from verifiers.registry import package, system
 from verifiers.system import RunContext
@@ -195,8 +196,10 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
         except BudgetExhausted:
             raise
-        except ClientError as exc:
-            return Output.failed(item.item_id, exc.reason, "provider")
+        except ClientError as exc:  # an outage is UNCERTAIN-by-outage (retried on resume), else errored
+            return provider_failure(item.item_id, exc, self.model, detail={"model_calls": model_calls},
+                                    api_sources_queried=sorted(set(queried)), api_calls=calls,
+                                    prompt_hash=self.template_hash)  # fmt: skip
         common = {"api_sources_queried": sorted(set(queried)), "api_calls": calls, "model_id": model_id,
                   "prompt_hash": self.template_hash, **totals, "cost_usd": totals["cost_usd"] if priced else None}  # fmt: skip
         detail: dict[str, Any] = {"model_calls": model_calls, "tool_calls": calls, "evidence": evidence,

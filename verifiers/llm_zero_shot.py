@@ -21,7 +21,7 @@ from clients.llm_json import ParseStats, parse_json_answer
 from clients.llm_request import LLMResponse, prompt_hash
 from storage.records import LABELS, Item, Output
 from verifiers.citation_entry import CitationEntry
-from verifiers.llm_batch import gateway_from_context, run_batch
+from verifiers.llm_batch import gateway_from_context, provider_failure, run_batch
 from verifiers.registry import package, system
 from verifiers.system import RunContext
 
@@ -180,8 +180,9 @@ class LLMZeroShotVerifier:
             return Output.failed(item.item_id, item.load_error, "input")
         try:
             response = await gateway.complete(build_messages(item, self.prompt_variant), self.params)
-        except ClientError as exc:
-            return Output.failed(item.item_id, exc.reason, "provider")
+        except ClientError as exc:  # an outage is UNCERTAIN-by-outage (retried on resume), else errored
+            return provider_failure(item.item_id, exc, self.model, detail={"prompt_variant": self.prompt_variant},
+                                    api_sources_queried=[self.model], api_calls=1, prompt_hash=self.template_hash)  # fmt: skip
         prov = provenance(response, self.template_hash)
         detail = {"prompt_variant": self.prompt_variant, "finish_reason": response.finish_reason,
                   "attempts": response.attempts, **self.params}  # fmt: skip

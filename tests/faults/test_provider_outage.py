@@ -1,0 +1,271 @@
+"""Provider outages are outages, not verdicts (issue 11 item 5).
+
+Unit level: which failures count as an outage (clients/errors.py `is_outage`), the output an
+outage gives (verifiers/llm_batch.py `provider_failure`), one row per item when a retry shard
+supersedes an outage row (Store.read_outputs) and how retry shards are planned.
+
+End to end (heavy) through jobs/run_corpus.py with `llm_zero_shot` and the replay server: an
+all-500 provider leaves every item UNCERTAIN-by-outage, the run incomplete (exit 1) and its
+scores withheld; once the provider recovers, the same command asks again for exactly those items
+and nothing else, and the run is complete with one output per item.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from clients.errors import (
+    AuthError,
+    BadRequestError,
+    CacheMissError,
+    ParseError,
+    QuotaExhaustedError,
+    RateLimitedError,
+    SourceOutageError,
+    TransientError,
+    is_outage,
+)
+from cluster.outage_retry import plan_outage_retries
+from cluster.run_config import DEFAULT_CORPUS
+from scoring.run_summary import count_outage_answers
+from storage.outages import count_rows_per_item, outage_item_ids, outage_sources
+from storage.records import Output
+from storage.schemas import ITEM_SCHEMA, OUTPUT_SCHEMA, table_from_rows
+from storage.store import Store
+from tests.helpers.replay_server import replay_server, server_stats
+from tests.helpers.run_job import run_job
+from verifiers.llm_batch import provider_failure
+
+ANSWER = '{"label": "VALID", "confidence": 0.8, "predicted_hallucination_type": null, "reason": "looks real"}'
+MODEL = "openai/replay-model"
+N_ITEMS = 20
+
+
+# -- unit: classification and the outage output ------------------------------------------------
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (TransientError("internal server error", source=MODEL, status=500), True),
+        (TransientError("Timeout: request timed out", source=MODEL), True),
+        (TransientError("APIConnectionError: connection refused", source=MODEL), True),
+        (RateLimitedError("rate limit exceeded", retry_after=1.0, source=MODEL), True),  # 429 after all retries
+        (SourceOutageError("marked unavailable", source="crossref"), True),
+        (BadRequestError("context length exceeded", source=MODEL, status=400), False),
+        (BadRequestError("content filter triggered", source=MODEL, status=400), False),
+        (AuthError("bad key", source=MODEL, status=401), False),
+        (QuotaExhaustedError("insufficient_quota", source=MODEL, status=429), False),
+        (CacheMissError("not in the pinned cache", source=MODEL), False),
+        (ParseError("malformed body", source=MODEL), False),
+    ],
+)
+def test_outage_classification_is_by_type(error, outage):
+    assert is_outage(error) is outage
+    out = provider_failure("k1", error, MODEL)
+    if outage:  # UNCERTAIN-by-outage: the source mechanism, never an errored row, never a verdict
+        assert (out.label, out.error, outage_sources(out.detail)) == ("UNCERTAIN", None, [f"llm:{MODEL}"])
+        assert "provider unavailable" in out.reason and error.message in out.reason
+    else:  # a definite failure about this request: errored with its reason, no label
+        assert (out.label, out.error_kind, outage_sources(out.detail)) == (None, "provider", [])
+        assert error.message in out.error
+
+
+def _rows(outputs: list[Output], shard_id: int) -> list[dict]:
+    return [o.to_row("run", "sys", shard_id) for o in outputs]
+
+
+def test_retry_shard_rows_supersede_outage_rows_and_are_planned_once(tmp_path):
+    store = Store(str(tmp_path))
+    down = provider_failure("b", TransientError("500", source=MODEL, status=500), MODEL)
+    first = [Output("a", "VALID", 0.9), down, Output("c", "HALLUCINATED", 0.7)]
+    store.write_shard("run", 0, table_from_rows(_rows(first, 0), OUTPUT_SCHEMA))
+    store.write_shard("run", 1, table_from_rows(_rows([Output("d", "VALID", 0.6)], 1), OUTPUT_SCHEMA))
+    items = table_from_rows([{"item_id": i, "kind": "citation", "corpus": "c", "payload_json": "{}"} for i in "abcd"],
+                            ITEM_SCHEMA)  # fmt: skip
+    outputs = store.read_outputs("run")
+    assert outage_item_ids(outputs) == ["b"] and count_outage_answers(outputs) == 1
+
+    planned = plan_outage_retries(store, "run", items, shard_size=3, num_shards=2)
+    assert planned == [(2, (1,))]  # shard id after the regular shards, row of item "b" only
+
+    store.write_shard("run", 2, table_from_rows(_rows([Output("b", "HALLUCINATED", 0.8)], 2), OUTPUT_SCHEMA))
+    outputs = store.read_outputs("run")
+    assert outputs.column("item_id").to_pylist() == ["a", "b", "c", "d"]  # one row per item, order kept
+    assert outputs.column("label").to_pylist() == ["VALID", "HALLUCINATED", "HALLUCINATED", "VALID"]
+    assert count_rows_per_item(outputs) == 0 and count_outage_answers(outputs) == 0
+    assert plan_outage_retries(store, "run", items, shard_size=3, num_shards=2) == []  # nothing left to retry
+    audit = pq.read_table(store.path("run", "shards", "shard-00000.parquet"))
+    assert audit.num_rows == 3  # the superseded outage row is kept in its shard file (audit trail)
+
+
+def test_failed_retry_shard_is_planned_again_under_its_id(tmp_path):
+    store = Store(str(tmp_path))
+    down = [provider_failure(i, TransientError("500", source=MODEL, status=500), MODEL) for i in "ab"]
+    store.write_shard("run", 0, table_from_rows(_rows(down, 0), OUTPUT_SCHEMA))
+    store.mark_shard_failed("run", 1, "worker died", 3)  # the first retry shard never finished
+    items = table_from_rows([{"item_id": i, "kind": "citation", "corpus": "c", "payload_json": "{}"} for i in "ab"],
+                            ITEM_SCHEMA)  # fmt: skip
+    assert plan_outage_retries(store, "run", items, shard_size=1, num_shards=1) == [(1, (0,)), (2, (1,))]
+    store.write_shard("run", 1, table_from_rows(_rows([Output("a", "VALID", 0.9)], 1), OUTPUT_SCHEMA))
+    assert store.failed_shards("run") == {}  # its success cleared the failure record
+    assert plan_outage_retries(store, "run", items, shard_size=1, num_shards=1) == [(2, (1,))]
+
+
+# -- end to end ---------------------------------------------------------------------------------
+def _corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "outage.jsonl"
+    path.write_text("".join(DEFAULT_CORPUS.read_text().splitlines(keepends=True)[:N_ITEMS]))
+    return path
+
+
+def _config(tmp_path: Path, url: str) -> Path:
+    config = tmp_path / "outage.toml"
+    config.write_text(
+        f'snapshot = "2026-11-30"\nbootstrap = 0\ntracking_uri = "none"\nshard_size = 10\nworkers = 2\n'
+        f'[corpus]\npath = "{_corpus(tmp_path)}"\n'
+        '[[systems]]\nname = "llm_zero_shot"\n'
+        f'args = {{ model = "{MODEL}", api_base = "{url}/v1" }}\n'
+    )
+    return config
+
+
+def _post(url: str, path: str, body: dict) -> None:
+    request = urllib.request.Request(f"{url}{path}", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.status == 200
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    (run,) = [p for p in (tmp_path / "runs").iterdir() if (p / "manifest.json").exists()]
+    return run
+
+
+def _shard_rows(run: Path) -> int:
+    return sum(pq.read_metadata(p).num_rows for p in (run / "shards").glob("shard-*.parquet"))
+
+
+@pytest.mark.heavy
+def test_all_500_provider_is_an_outage_and_a_resume_retries_exactly_those_items(ray_head, tmp_path):
+    with replay_server("--default-content", ANSWER, "--fault-rate", "500=1.0") as url:
+        config = _config(tmp_path, url)
+        down = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+        assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-3000:]
+        run = _run_dir(tmp_path)
+        status = json.loads((run / "status.json").read_text())
+        assert status["status"].startswith("incomplete") and status["outage_items"] == N_ITEMS
+        assert status["published"] is False and status["errored"] == 0
+        scores = json.loads((run / "scores.json").read_text())
+        assert scores["published"] is False
+        board = json.loads(next((tmp_path / "runs" / "reports").glob("*/run_summary.json")).read_text())
+        assert board[0]["detection_rate"] is None and board[0]["false_positive_rate"] is None  # withheld
+        outputs = Store(str(tmp_path / "runs")).read_outputs(run.name)
+        assert outputs.column("label").to_pylist() == ["UNCERTAIN"] * N_ITEMS
+        assert outage_item_ids(outputs) == outputs.column("item_id").to_pylist()
+        assert {outage_sources(d)[0] for d in outputs.column("detail_json").to_pylist()} == {f"llm:{MODEL}"}
+        assert server_stats(url).get("ok", 0) == 0
+
+        _post(url, "/faults", {})  # the provider recovers
+        _post(url, "/stats/reset", {})
+        up = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+        assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
+        assert f"[resume] {N_ITEMS} items answered during an outage" in up.stdout
+        stats = server_stats(url)
+        assert stats["requests"] == N_ITEMS and stats["ok"] == N_ITEMS and stats["paid_twice"] == 0
+        status = json.loads((run / "status.json").read_text())
+        assert status["status"] == "complete" and status["published"] is True and status["outage_items"] == 0
+        scores = json.loads((run / "scores.json").read_text())
+        assert scores["published"] is True and scores["num_scored"] == N_ITEMS
+        outputs = Store(str(tmp_path / "runs")).read_outputs(run.name)
+        assert outputs.num_rows == N_ITEMS and count_rows_per_item(outputs) == 0
+        assert set(outputs.column("label").to_pylist()) == {"VALID"}
+        assert _shard_rows(run) == 2 * N_ITEMS  # the outage rows stay in their shard files, superseded
+
+        again = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+        assert again.returncode == 0 and "answered during an outage" not in again.stdout
+        assert server_stats(url)["requests"] == N_ITEMS  # a complete run asks nothing again
+
+
+@pytest.mark.heavy
+def test_partial_outage_retries_only_the_failed_half(ray_head, tmp_path):
+    with replay_server("--default-content", ANSWER, "--fault-prompts", "500=0.5") as url:
+        config = _config(tmp_path, url)
+        down = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+        assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-3000:]
+        run = _run_dir(tmp_path)
+        store = Store(str(tmp_path / "runs"))
+        before = store.read_outputs(run.name)
+        failed = outage_item_ids(before)
+        answered = server_stats(url)["ok"]
+        assert 0 < len(failed) < N_ITEMS and answered == N_ITEMS - len(failed)
+        kept = {r["item_id"]: r for r in before.to_pylist() if r["item_id"] not in failed}
+
+        _post(url, "/faults", {})
+        _post(url, "/stats/reset", {})
+        up = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
+        assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
+        stats = server_stats(url)
+        assert stats["requests"] == len(failed) == stats["ok"]  # only the failed half is asked again
+        after = store.read_outputs(run.name)
+        assert after.num_rows == N_ITEMS and count_rows_per_item(after) == 0 and outage_item_ids(after) == []
+        for row in after.to_pylist():  # answers that were not outages are the very rows stored before
+            if row["item_id"] in kept:
+                assert row == kept[row["item_id"]]
+        assert json.loads((run / "status.json").read_text())["status"] == "complete"
+
+
+# -- the replay server's transport faults, through the real gateway --------------------------------
+@pytest.mark.parametrize("fault", ["cut_body", "timeout", "500", "429"])
+def test_each_transport_fault_is_retried_and_never_paid_twice(tmp_path, fault):
+    import asyncio
+
+    from clients.llm_gateway import LLMGateway, LLMServices
+    from clients.retry import RetryPolicy
+
+    with replay_server("--default-content", ANSWER, "--fault-schedule", f"{fault},{fault}", "--timeout-delay", "2",
+                       "--retry-after", "0.1") as url:  # fmt: skip
+        services = LLMServices(timeout_s=0.5, retry=RetryPolicy(max_attempts=3, base_wait=0.05))
+        gateway = LLMGateway(MODEL, services, api_base=f"{url}/v1")
+        response = asyncio.run(gateway.complete([{"role": "user", "content": "hi"}]))
+        assert response.attempts == 3 and response.text == ANSWER
+        if fault == "timeout":
+            import time
+
+            time.sleep(2.0)  # let the server finish its delayed handlers and see the client gone
+        stats = server_stats(url)
+    assert stats["requests"] == 3 and stats[f"fault_{fault}"] == 2 and stats["ok"] == 1
+    assert stats["paid_twice"] == 0 and stats["answered_prompts"] == stats["prompts_tried"] == 1
+    if fault == "timeout":
+        assert stats["abandoned"] == 2  # the client gave up: nothing delivered, nothing billed
+
+
+def test_fault_prompts_hit_a_fixed_share_until_the_faults_are_replaced(tmp_path):
+    import asyncio
+
+    from clients.errors import TransientError
+    from clients.llm_gateway import LLMGateway, LLMServices
+    from clients.retry import RetryPolicy
+
+    with replay_server("--default-content", ANSWER, "--fault-prompts", "500=0.5") as url:
+        gateway = LLMGateway(MODEL, LLMServices(retry=RetryPolicy(max_attempts=2, base_wait=0.01)), api_base=f"{url}/v1")
+
+        async def ask_all() -> list[bool]:
+            async def one(i: int) -> bool:
+                try:
+                    await gateway.complete([{"role": "user", "content": f"prompt {i}"}])
+                    return True
+                except TransientError:
+                    return False
+
+            return list(await asyncio.gather(*(one(i) for i in range(40))))
+
+        first = asyncio.run(ask_all())
+        assert 8 < first.count(False) < 32  # about half the prompts are down, on every attempt
+        _post(url, "/faults", {})
+        second = asyncio.run(ask_all())
+        assert all(second)
+        assert server_stats(url)["ok"] == 40 + first.count(True)  # no cache here: the answered ones were asked again
