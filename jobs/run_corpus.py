@@ -33,7 +33,8 @@ EPILOG = """
 exit status:
   0  every shard finished and every item was audited
   1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/; run again to retry
-     them), or a source outage left answers UNCERTAIN and scores were withheld (see --allow-incomplete)
+     them), or a source or model-provider outage left answers UNCERTAIN and scores were withheld
+     (run the same command again to retry just those items; see --allow-incomplete)
   2  bad configuration or corpus file (the message names the file and field)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   2  also: another driver owns the run (the message names it; see --wait-for-lease)
