@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage.filesystem import resolve
+from storage.filesystem import classify_storage_error, resolve
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.schemas import OUTPUT_SCHEMA
@@ -53,6 +53,15 @@ class Store:
 
     # -- low-level atomic writes --------------------------------------------------------------
     def _write_bytes(self, path: str, data: bytes) -> None:
+        try:
+            self._put(path, data)
+        except Exception as exc:  # storage down or refusing: say which, so the runner pauses or stops
+            classified = classify_storage_error(exc, path, local=self._local)
+            if classified is None:
+                raise
+            raise classified from exc
+
+    def _put(self, path: str, data: bytes) -> None:
         if self._local:
             self.fs.create_dir(posixpath.dirname(path), recursive=True)
             tmp = f"{path}.tmp-{uuid.uuid4().hex}"
