@@ -28,15 +28,19 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from cluster.systems_flag import SYSTEMS_SYNTAX, parse_systems_flag  # noqa: E402
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
+EXIT_NOT_TRACKED = 5
 
 EPILOG = """
 exit status:
   0  every shard finished and every item was audited
   1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/; run again to retry
      them), or a source outage left answers UNCERTAIN and scores were withheld (see --allow-incomplete)
-  2  bad configuration or corpus file (the message names the file and field)
+  2  bad configuration or corpus file (the message names the file and field), or storage, the tracking
+     server or the cluster failed its check before any work (the message says what and how to fix it)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   4  a system's budget was reached; submit the same run again to resume
+  5  the work is done and stored and the leaderboard printed, but the tracking server failed at the end:
+     log it later with the printed `python jobs/publish_run.py ...` command
 
 --systems syntax:
   {SYSTEMS}
@@ -219,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
             for problem in problems:
                 print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        problem = preflight(config)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         target = None
         if config.audit == "paper_audit":  # the injection runs on Ray
             target = resolve_ray_address(config.ray_address)
@@ -252,6 +260,33 @@ def main(argv: list[str] | None = None) -> int:
     return run(config, corpus, specs, target, started, plan_run)
 
 
+def resolve_tracking_uri(config: RunConfig) -> str | None:
+    from storage.tracking import default_tracking_uri, tracking_uri_from_environment
+
+    uri = config.tracking_uri or tracking_uri_from_environment() or default_tracking_uri()
+    return None if uri.lower() == "none" else uri
+
+
+def preflight(config: RunConfig) -> str | None:
+    """Storage and tracking answer before any work (the cluster's side is checked once Ray is up)."""
+    from cluster.preflight import check_storage, check_tracking, quick_mlflow_retries
+
+    quick_mlflow_retries()
+    return check_storage(config.storage) or check_tracking(resolve_tracking_uri(config))
+
+
+def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
+    from storage.redaction import redact_text
+
+    failed = [s for s in summary.systems if s.tracking_error]
+    return redact_text(
+        f"TRACKING FAILED: {failed[0].tracking_error}\n"
+        f"  outputs, scores and the report are stored; log them to MLflow when the server is back with:\n"
+        f"  python jobs/publish_run.py --storage {config.storage} --run-ids {','.join(s.run_id for s in failed)} "
+        f"--tracking-uri {tracking_uri} --experiment {config.experiment}"
+    )
+
+
 def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> int:
     from cluster.run_services import build_services, release_services, resolve_cache_dir
     from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
@@ -262,6 +297,12 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> i
         init_ray(target)
     except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
         print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from cluster.preflight import check_storage_from_worker
+
+    problem = check_storage_from_worker(config.storage)  # a node's environment is not the driver's
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
     contexts: list[RunContext] = []
@@ -292,10 +333,8 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> i
         for ctx in contexts:
             release_services(ctx.services)
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
-    from storage.tracking import default_tracking_uri, tracking_uri_from_environment
 
-    tracking_uri = config.tracking_uri or tracking_uri_from_environment() or default_tracking_uri()
-    tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
+    tracking_uri = resolve_tracking_uri(config)
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
             verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir)
@@ -311,6 +350,15 @@ def run(config: RunConfig, corpus, specs, target, started: float, plan_run) -> i
                 work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
             )  # fmt: skip
     print(summary.render(), flush=True)
+    status = exit_status(outcome, summary)
+    if tracking_uri and any(s.tracking_error for s in summary.systems):
+        print(publish_later_hint(config, summary, tracking_uri), file=sys.stderr, flush=True)
+        # failed shards and budget stops say more about the work; otherwise the tracking gap is the news
+        return EXIT_NOT_TRACKED if status in (EXIT_OK, EXIT_ERRORED_ITEMS) else status
+    return status
+
+
+def exit_status(outcome, summary) -> int:
     if outcome.stopped_by_budget:
         return EXIT_BUDGET
     if not outcome.complete or summary.withheld:

@@ -7,6 +7,7 @@ usual credential chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TO
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from urllib.parse import urlparse
@@ -89,8 +90,10 @@ def classify_storage_error(exc: BaseException, path: str, *, local: bool) -> Sto
     if isinstance(exc, (StorageUnavailableError, StorageAccessError)):
         return exc
     if local:
-        if isinstance(exc, PermissionError):
-            return StorageAccessError(f"cannot write to {path}: permission denied",
+        if isinstance(exc, (PermissionError, NotADirectoryError, FileExistsError, IsADirectoryError)) or (
+            isinstance(exc, OSError) and exc.errno == errno.EROFS
+        ):
+            return StorageAccessError(f"cannot write to {path}: {exc.strerror or exc}",
                                       "choose a writable --storage folder or fix its permissions")  # fmt: skip
         if isinstance(exc, OSError):  # disk full, I/O error, a network mount gone: wait for it
             return StorageUnavailableError(f"{path}: {exc.strerror or exc}")
@@ -114,14 +117,14 @@ def classify_storage_error(exc: BaseException, path: str, *, local: bool) -> Sto
         if status >= 500 or code in _S3_TRANSIENT:
             return StorageUnavailableError(f"{endpoint} answered {status or ''} {code}".replace("  ", " "))
         if code in _S3_REFUSALS:
-            return StorageAccessError(f"s3://{bucket}: {code}", _S3_REFUSALS[code].format(bucket=bucket, endpoint=endpoint))
+            return StorageAccessError(code, _S3_REFUSALS[code].format(bucket=bucket, endpoint=endpoint))
         if status in (401, 403):
             return StorageAccessError(f"s3://{bucket}: {code or status}", "check the AWS credentials and bucket policy")
         return None
     if isinstance(exc, OSError):  # pyarrow's S3 reads: "AWS Error NETWORK_CONNECTION ..." and the like
         text = str(exc)
         if "NoSuchBucket" in text or "does not exist" in text and "bucket" in text.lower():
-            return StorageAccessError(f"s3://{bucket}: NoSuchBucket", _S3_REFUSALS["NoSuchBucket"].format(bucket=bucket))
+            return StorageAccessError("NoSuchBucket", _S3_REFUSALS["NoSuchBucket"].format(bucket=bucket))
         if any(m in text for m in ("NETWORK_CONNECTION", "curlCode", "Couldn't connect", "Connection refused",
                                    "Timeout", "SERVICE_UNAVAILABLE", "INTERNAL_FAILURE", "SLOW_DOWN")):  # fmt: skip
             return StorageUnavailableError(f"cannot reach {endpoint}: {_first_line(exc)}")
@@ -157,7 +160,7 @@ def probe_storage(uri: str) -> None:
             client.put_object(Bucket=bucket, Key=key, Body=b"probe")
             client.delete_object(Bucket=bucket, Key=key)
     except Exception as exc:
-        classified = classify_storage_error(exc, path if local else root, local=local)
+        classified = classify_storage_error(exc, root, local=local)
         if classified is None:
             raise StorageUnavailableError(f"{uri}: {type(exc).__name__}: {_first_line(exc)}") from exc
         raise classified from exc
