@@ -156,7 +156,7 @@ def run_shard_tasks(
             down = _storage_unavailable(exc)
             if down is not None:  # not the shard's fault: it waits for storage, its attempt uncounted
                 pending.appendleft(task)
-                outage.start(str(down))
+                outage.start(_first_line(down))
             else:  # the system raised: retry the shard after a backoff
                 retries.retry_or_fail(task, f"{type(exc).__name__}: {_first_line(exc)}", pending)
         else:
@@ -321,13 +321,14 @@ class _StorageOutage:
 
 def _storage_unavailable(exc: BaseException) -> StorageUnavailableError | None:
     """The storage outage behind a worker's error (Ray wraps it; the cause may be a few links down)."""
-    seen = 0
-    while exc is not None and seen < 5:
+    found = None
+    for _ in range(5):  # the innermost one: a RayTaskError posing as its cause renders as a whole traceback
+        if exc is None:
+            break
         if isinstance(exc, StorageUnavailableError):
-            return exc
+            found = exc
         exc = getattr(exc, "cause", None) or exc.__cause__
-        seen += 1
-    return None
+    return found
 
 
 def _clean_temp_files(store: Store, run_ids: list[str]) -> None:
