@@ -115,7 +115,7 @@ def test_storage_the_driver_can_write_but_a_worker_cannot_exits_2(tmp_path, ray_
 
         boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1", aws_access_key_id="testing",
                      aws_secret_access_key="testing").create_bucket(Bucket="driver-only-runs")  # fmt: skip
-        env = ray_head.env() | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+        env = ray_head.env() | moto_s3.env() | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
         result, elapsed = timed("--storage", "s3://driver-only-runs/runs", "--tracking-uri", "none", *FAST,
                                 cwd=tmp_path, env=env, timeout=180)  # fmt: skip
     finally:
