@@ -132,7 +132,9 @@ def run_shard_tasks(
                 retries.record_unrecorded()
             elif outage.gave_up:
                 continue
-        wait_s = min(pool.progress_every_s, outage.seconds_to_probe(), retries.seconds_to_next(pending))
+        # paused: nothing is handed out, so the next event is the next probe, not a ready shard
+        next_shard = float("inf") if outage.active else retries.seconds_to_next(pending)
+        wait_s = min(pool.progress_every_s, outage.seconds_to_probe(), next_shard)
         if not in_flight:
             time.sleep(max(wait_s, 0.05))
             progress.maybe_print()

@@ -211,7 +211,7 @@ def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experime
         system_spec = manifest["system"]
         run = StoredRun(run_id, system_spec.get("label") or system_spec["name"], manifest)
         runs.append(run)
-        failed = store.failed_shards(run_id)
+        failed = set(store.failed_shards(run_id)) - store.finished_shards(run_id)
         system = SystemSummary(run.system_label, run_id, status.get("detail") or status["status"],
                                {k: v for k, v in scores.items() if k not in ("published", "status")},
                                int(status.get("items") or 0), int(status.get("errored") or 0), len(failed),

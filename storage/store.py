@@ -121,8 +121,14 @@ class Store:
         path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
         self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
         failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
-        if self.exists(failed):
-            self.fs.delete_file(failed)  # a retried run finished it after all
+        try:
+            if self.exists(failed):
+                self.fs.delete_file(failed)  # a retried run finished it after all
+        except Exception as exc:  # storage went down between the two calls: classified, like a write
+            classified = classify_storage_error(exc, failed, local=self._local)
+            if classified is None:
+                raise
+            raise classified from exc
         return path
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
