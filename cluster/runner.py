@@ -2,12 +2,15 @@
 
 Finished shards (a shard file in the store) are skipped. A worker that dies is replaced and its
 shard retried; a shard that raised is retried; after `max_attempts` the shard is recorded as
-failed in the store and reported, never dropped. When a system reports its budget exhausted the
+failed in the store and reported, never dropped. A retried shard waits a jittered exponential
+backoff while the others proceed. A storage outage (a worker's write found storage down) pauses
+the run: no attempt is counted, the driver probes storage with a growing wait and resumes. When a system reports its budget exhausted the
 runner stops handing out shards, lets the running ones finish and returns, resumable.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,9 +20,11 @@ import pyarrow as pa
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
+from clients.retry import backoff_seconds
 from cluster.progress import Progress
 from cluster.shard_worker import ShardResult, ShardWorker
 from cluster.shards import ShardTask
+from storage.filesystem import StorageUnavailableError, is_remote, probe_storage, remove_stale_temp_files
 from storage.store import Store
 
 
@@ -37,6 +42,16 @@ class PoolConfig:
     """Tries per shard (worker deaths and exceptions) before it is recorded as failed."""
     progress_every_s: float = 2.0
     """Seconds between progress lines."""
+    retry_base_s: float = 1.0
+    """Ceiling of a failed shard's first backoff, seconds; doubles per attempt (full jitter)."""
+    retry_max_s: float = 60.0
+    """Largest backoff ceiling for a failed shard, seconds."""
+    storage_probe_base_s: float = 2.0
+    """First wait before probing storage again during an outage, seconds; doubles per probe."""
+    storage_probe_max_s: float = 60.0
+    """Longest wait between storage probes, seconds."""
+    storage_wait_s: float = 1800.0
+    """How long a storage outage may last before the run stops (resumable)."""
 
 
 @dataclass
@@ -46,10 +61,14 @@ class RunOutcome:
     failed: dict[tuple[str, int], str] = field(default_factory=dict)
     stopped_by_budget: bool = False
     worker_replacements: int = 0
+    stopped_by_storage: bool = False
+    storage_pauses: int = 0
+    unrecorded: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Failed shards whose failure record storage would not take (listed at the end)."""
 
     @property
     def complete(self) -> bool:
-        return not self.failed and not self.stopped_by_budget
+        return not self.failed and not self.stopped_by_budget and not self.stopped_by_storage
 
 
 def run_shard_tasks(
@@ -64,7 +83,9 @@ def run_shard_tasks(
     store = Store(store_uri)
     store_uri = store.uri  # absolute: workers resolve it in their own working directory
     outcome = RunOutcome()
-    finished = {run_id: store.finished_shards(run_id) for run_id in {t.run_id for t in tasks}}
+    run_ids = sorted({t.run_id for t in tasks})
+    _clean_temp_files(store, run_ids)
+    finished = {run_id: store.finished_shards(run_id) for run_id in run_ids}
     pending = deque(t for t in tasks if t.shard_id not in finished[t.run_id])
     outcome.skipped = len(tasks) - len(pending)
     skipped_items = sum(t.size for t in tasks if t.shard_id in finished[t.run_id])
@@ -87,19 +108,42 @@ def run_shard_tasks(
     except (RayActorError, ActorDiedError, ray.exceptions.GetTimeoutError) as exc:
         raise WorkerStartError(f"worker actors could not start: {_first_line(exc)}") from exc
     idle = deque(range(len(workers)))
-    attempts: dict[tuple[str, int], int] = {}
+    retries = _Retries(pool, store, outcome, progress)
+    outage = _StorageOutage(store_uri, pool)
     in_flight: dict[ray.ObjectRef, tuple[int, ShardTask]] = {}
 
     def submit() -> None:
-        while idle and pending and not outcome.stopped_by_budget:
-            slot, task = idle.popleft(), pending.popleft()
+        if outcome.stopped_by_budget or outage.active or outage.gave_up:
+            return
+        now = time.monotonic()
+        for task in list(pending):  # a shard still in its backoff waits; the others go ahead
+            if not idle:
+                break
+            if retries.not_before.get(_key(task), 0.0) > now:
+                continue
+            pending.remove(task)
+            slot = idle.popleft()
             in_flight[workers[slot].run_shard.remote(task, items_ref)] = (slot, task)
 
     submit()
-    while in_flight:
-        ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=pool.progress_every_s)
+    while in_flight or (pending and not outcome.stopped_by_budget and not outage.gave_up):
+        if outage.active and outage.due():
+            if outage.probe():
+                retries.record_unrecorded()
+            elif outage.gave_up:
+                continue
+        # paused: nothing is handed out, so the next event is the next probe, not a ready shard
+        next_shard = float("inf") if outage.active else retries.seconds_to_next(pending)
+        wait_s = min(pool.progress_every_s, outage.seconds_to_probe(), next_shard)
+        if not in_flight:
+            time.sleep(max(wait_s, 0.05))
+            progress.maybe_print()
+            submit()
+            continue
+        ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=max(wait_s, 0.05))
         if not ready:
             progress.maybe_print()
+            submit()
             continue
         ref = ready[0]
         slot, task = in_flight.pop(ref)
@@ -109,9 +153,14 @@ def run_shard_tasks(
             ray.kill(workers[slot], no_restart=True)
             workers[slot] = actor_cls.remote(build, store_uri)  # replace the dead worker
             outcome.worker_replacements += 1
-            _retry_or_fail(task, f"worker died: {type(exc).__name__}: {_first_line(exc)}", attempts, pending, store, outcome, pool, progress)
-        except Exception as exc:  # the system raised: retry the shard
-            _retry_or_fail(task, f"{type(exc).__name__}: {_first_line(exc)}", attempts, pending, store, outcome, pool, progress)
+            retries.retry_or_fail(task, f"worker died: {type(exc).__name__}: {_first_line(exc)}", pending)
+        except Exception as exc:
+            down = _storage_unavailable(exc)
+            if down is not None:  # not the shard's fault: it waits for storage, its attempt uncounted
+                pending.appendleft(task)
+                outage.start(_first_line(down))
+            else:  # the system raised: retry the shard after a backoff
+                retries.retry_or_fail(task, f"{type(exc).__name__}: {_first_line(exc)}", pending)
         else:
             if result.status == "budget":
                 outcome.stopped_by_budget = True
@@ -125,7 +174,14 @@ def run_shard_tasks(
         submit()
     for worker in workers:
         ray.kill(worker, no_restart=True)
+    retries.record_unrecorded(final=True)
     progress.maybe_print(force=True)
+    outcome.storage_pauses = outage.pauses
+    if outage.gave_up:
+        outcome.stopped_by_storage = True
+        left = sum(t.size for t in pending)
+        print(f"[storage] still unavailable after {pool.storage_wait_s:.0f}s: stopped with {len(pending)} shards "
+              f"({left} items) left; submit the same run again to resume", flush=True)  # fmt: skip
     if outcome.stopped_by_budget:
         left = sum(t.size for t in pending)
         print(f"[budget] stopped: {len(pending)} shards ({left} items) left; submit the same run again to resume", flush=True)
@@ -164,17 +220,126 @@ def fit_pool(wanted: int, pool: PoolConfig, free: dict[str, float]) -> tuple[int
     return wanted, None
 
 
-def _retry_or_fail(task, error, attempts, pending, store, outcome, pool, progress) -> None:
-    key = (task.run_id, task.shard_id)
-    attempts[key] = attempts.get(key, 1) + 1
-    if attempts[key] <= pool.max_attempts:
-        print(f"[retry] {task.system_label} shard {task.shard_id} (attempt {attempts[key]}/{pool.max_attempts}): {error}", flush=True)
-        pending.append(task)
-    else:
-        store.mark_shard_failed(task.run_id, task.shard_id, error, attempts[key] - 1)
-        outcome.failed[key] = error
-        print(f"[failed] {task.system_label} shard {task.shard_id} after {pool.max_attempts} attempts: {error}", flush=True)
-        progress.shard_failed()
+def _key(task: ShardTask) -> tuple[str, int]:
+    return (task.run_id, task.shard_id)
+
+
+class _Retries:
+    """Shard attempts, their backoff (jittered exponential, clients/retry.py's policy) and failure records."""
+
+    def __init__(self, pool: PoolConfig, store: Store, outcome: RunOutcome, progress: Progress) -> None:
+        self.pool, self.store, self.outcome, self.progress = pool, store, outcome, progress
+        self.attempts: dict[tuple[str, int], int] = {}
+        self.not_before: dict[tuple[str, int], float] = {}
+        self._unrecorded: dict[tuple[str, int], tuple[str, str, int]] = {}
+
+    def retry_or_fail(self, task: ShardTask, error: str, pending: deque) -> None:
+        key = _key(task)
+        self.attempts[key] = self.attempts.get(key, 1) + 1
+        attempt = self.attempts[key]
+        if attempt <= self.pool.max_attempts:
+            wait = backoff_seconds(attempt - 1, None, base_wait=self.pool.retry_base_s, max_wait=self.pool.retry_max_s,
+                                   retry_after_cap=0.0)  # fmt: skip
+            self.not_before[key] = time.monotonic() + wait
+            print(f"[retry] {task.system_label} shard {task.shard_id} (attempt {attempt}/{self.pool.max_attempts}) "
+                  f"in {wait:.1f}s: {error}", flush=True)  # fmt: skip
+            pending.append(task)
+            return
+        self.outcome.failed[key] = error
+        print(f"[failed] {task.system_label} shard {task.shard_id} after {self.pool.max_attempts} attempts: {error}", flush=True)
+        self.progress.shard_failed()
+        self._unrecorded[key] = (task.system_label, error, attempt - 1)
+        self.record_unrecorded()
+
+    def seconds_to_next(self, pending: deque) -> float:
+        now = time.monotonic()
+        waits = [self.not_before.get(_key(t), 0.0) - now for t in pending]
+        return max(min(waits), 0.0) if waits else float("inf")
+
+    def record_unrecorded(self, final: bool = False) -> None:
+        """Write each failed shard's record; one storage cannot take now is tried again later
+        (the driver never dies of it) and, if it never can, listed at the end."""
+        for key, (label, error, attempts) in list(self._unrecorded.items()):
+            try:
+                self.store.mark_shard_failed(key[0], key[1], error, attempts)
+            except Exception as exc:  # storage down: keep it, say so
+                if final:
+                    self.outcome.unrecorded[key] = error
+                    print(f"[failed] {label} shard {key[1]} failed but could not be recorded in storage "
+                          f"({type(exc).__name__}: {_first_line(exc)}); it is retried when the run is submitted again",
+                          flush=True)  # fmt: skip
+                continue
+            del self._unrecorded[key]
+
+
+class _StorageOutage:
+    """A storage outage pauses the whole run: no shard is handed out, the driver probes storage
+    with a growing, jittered wait and resumes when a probe write succeeds."""
+
+    def __init__(self, store_uri: str, pool: PoolConfig) -> None:
+        self.store_uri, self.pool = store_uri, pool
+        self.active = False
+        self.gave_up = False
+        self.pauses = 0
+        self._probes = 0
+        self._since = 0.0
+        self._next = 0.0
+
+    def start(self, reason: str) -> None:
+        if self.active:
+            return
+        self.active, self.pauses, self._probes, self._since = True, self.pauses + 1, 0, time.monotonic()
+        wait = self._schedule()
+        print(f"[storage] unavailable: {reason}; pausing, retrying in {wait:.0f}s", flush=True)
+
+    def due(self) -> bool:
+        return time.monotonic() >= self._next
+
+    def seconds_to_probe(self) -> float:
+        return max(self._next - time.monotonic(), 0.0) if self.active else float("inf")
+
+    def probe(self) -> bool:
+        """True when storage answers again (the run resumes)."""
+        try:
+            probe_storage(self.store_uri)
+        except Exception as exc:
+            if time.monotonic() - self._since >= self.pool.storage_wait_s:
+                self.active, self.gave_up = False, True
+                return False
+            wait = self._schedule()
+            print(f"[storage] still unavailable: {_first_line(exc)}; retrying in {wait:.0f}s", flush=True)
+            return False
+        self.active = False
+        print(f"[storage] available again after {time.monotonic() - self._since:.0f}s; resuming", flush=True)
+        return True
+
+    def _schedule(self) -> float:
+        self._probes += 1
+        ceiling = min(self.pool.storage_probe_max_s, self.pool.storage_probe_base_s * 2 ** (self._probes - 1))
+        wait = ceiling / 2 + backoff_seconds(1, None, base_wait=ceiling / 2, max_wait=ceiling / 2, retry_after_cap=0.0)
+        self._next = time.monotonic() + wait
+        return wait
+
+
+def _storage_unavailable(exc: BaseException) -> StorageUnavailableError | None:
+    """The storage outage behind a worker's error (Ray wraps it; the cause may be a few links down)."""
+    found = None
+    for _ in range(5):  # the innermost one: a RayTaskError posing as its cause renders as a whole traceback
+        if exc is None:
+            break
+        if isinstance(exc, StorageUnavailableError):
+            found = exc
+        exc = getattr(exc, "cause", None) or exc.__cause__
+    return found
+
+
+def _clean_temp_files(store: Store, run_ids: list[str]) -> None:
+    """Temp files of workers killed mid-write (local stores only: an S3 write is one PUT)."""
+    if is_remote(store.uri):
+        return
+    removed = sum(remove_stale_temp_files(store.path(r, sub)) for r in run_ids for sub in ("", "shards", "failed", "tables"))
+    if removed:
+        print(f"[storage] removed {removed} leftover temp files of killed workers", flush=True)
 
 
 def _first_line(exc: BaseException) -> str:

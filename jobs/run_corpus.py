@@ -28,6 +28,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from cluster.systems_flag import SYSTEMS_SYNTAX, parse_systems_flag  # noqa: E402
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
+EXIT_NOT_TRACKED = 5
 
 EPILOG = """
 exit status:
@@ -35,10 +36,13 @@ exit status:
   1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/; run again to retry
      them), or a source or model-provider outage left answers UNCERTAIN and scores were withheld
      (run the same command again to retry just those items; see --allow-incomplete)
-  2  bad configuration or corpus file (the message names the file and field)
+  2  bad configuration or corpus file (the message names the file and field), or storage, the tracking
+     server or the cluster failed its check before any work (the message says what and how to fix it)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   2  also: another driver owns the run (the message names it; see --wait-for-lease)
   4  a system's budget was reached; submit the same run again to resume
+  5  the work is done and stored and the leaderboard printed, but the tracking server failed at the end:
+     log it later with the printed `python jobs/publish_run.py ...` command
 
 --systems syntax:
   {SYSTEMS}
@@ -240,6 +244,10 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
             for problem in problems:
                 print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        problem = preflight(config)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         target = None
         if config.audit == "paper_audit":  # the injection runs on Ray
             target = resolve_ray_address(config.ray_address)
@@ -279,6 +287,33 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     return run(config, corpus, specs, run_ids, target, started, held, wait_for_lease=args.wait_for_lease)
 
 
+def resolve_tracking_uri(config: RunConfig) -> str | None:
+    from storage.tracking import default_tracking_uri, tracking_uri_from_environment
+
+    uri = config.tracking_uri or tracking_uri_from_environment() or default_tracking_uri()
+    return None if uri.lower() == "none" else uri
+
+
+def preflight(config: RunConfig) -> str | None:
+    """Storage and tracking answer before any work (the cluster's side is checked once Ray is up)."""
+    from cluster.preflight import check_storage, check_tracking, quick_mlflow_retries
+
+    quick_mlflow_retries()
+    return check_storage(config.storage) or check_tracking(resolve_tracking_uri(config))
+
+
+def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
+    from storage.redaction import redact_text
+
+    failed = [s for s in summary.systems if s.tracking_error]
+    return redact_text(
+        f"TRACKING FAILED: {failed[0].tracking_error}\n"
+        f"  outputs, scores and the report are stored; log them to MLflow when the server is back with:\n"
+        f"  python jobs/publish_run.py --storage {config.storage} --run-ids {','.join(s.run_id for s in failed)} "
+        f"--tracking-uri {tracking_uri} --experiment {config.experiment}"
+    )
+
+
 def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
         wait_for_lease: bool = False) -> int:  # fmt: skip
     from cluster.run_plan import plan_run
@@ -299,6 +334,12 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
         init_ray(target)
     except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
         print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from cluster.preflight import check_storage_from_worker
+
+    problem = check_storage_from_worker(config.storage)  # a node's environment is not the driver's
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
     if not held:
@@ -325,10 +366,8 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
-    from storage.tracking import default_tracking_uri, tracking_uri_from_environment
 
-    tracking_uri = config.tracking_uri or tracking_uri_from_environment() or default_tracking_uri()
-    tracking_uri = None if tracking_uri.lower() == "none" else tracking_uri
+    tracking_uri = resolve_tracking_uri(config)
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
             verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
@@ -344,6 +383,15 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
                 work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
             )  # fmt: skip
     print(summary.render(), flush=True)
+    status = exit_status(outcome, summary)
+    if tracking_uri and any(s.tracking_error for s in summary.systems):
+        print(publish_later_hint(config, summary, tracking_uri), file=sys.stderr, flush=True)
+        # failed shards and budget stops say more about the work; otherwise the tracking gap is the news
+        return EXIT_NOT_TRACKED if status in (EXIT_OK, EXIT_ERRORED_ITEMS) else status
+    return status
+
+
+def exit_status(outcome, summary) -> int:
     if outcome.stopped_by_budget:
         return EXIT_BUDGET
     if not outcome.complete or summary.withheld:

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.store import Store
 from storage.tracking import log_system_run, metric_key
@@ -38,6 +39,8 @@ class SystemSummary:
     expected: int = 0
     scored: bool = True  # False: every output errored, so the system failed and has no scores
     first_error: str | None = None
+    tracking_error: str | None = None
+    """Why this run is not in MLflow (the tracking server failed after the work); None when logged."""
 
 
 def close_system_run(store: Store, run: Any, outputs: pa.Table, failed: dict[tuple[str, int], str],
@@ -121,7 +124,11 @@ def decided_share(scores: dict[str, Any]) -> float | None:
 
 def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, experiment: str, work_dir: Path,
                       report_dir: Path, report_files: list[Path]) -> None:  # fmt: skip
-    """One MLflow run per system run: params from the manifest, metrics, outputs and report as artifacts."""
+    """One MLflow run per system run: params from the manifest, metrics, outputs and report as artifacts.
+
+    A tracking failure never loses the work: it is kept on each system (`tracking_error`) for the
+    caller to report, with how to publish later (`republish_runs`)."""
+    down: str | None = None
     for system, run, metric_table, metric_rows, extra_tables in tracked:
         artifact_dir = work_dir / "mlflow" / system.run_id
         artifact_dir.mkdir(parents=True, exist_ok=True)
@@ -155,10 +162,93 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             "code_revision": run.manifest["code_revision"],
             "config": run.manifest["config"],
         }
-        system.mlflow_run_id = log_system_run(
-            tracking_uri, experiment, run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
-            params=params, metrics=metrics, artifact_dir=artifact_dir,
-            tags={"status": system.status, "storage": store.uri_of(system.run_id),
-                  **({"first_error": system.first_error[:5000]} if system.first_error else {})},
-            failed=not system.scored,
-        )  # fmt: skip
+        if down is not None:  # one dead server is not asked again per system
+            system.tracking_error = down
+            continue
+        try:
+            system.mlflow_run_id = log_system_run(
+                tracking_uri, experiment, run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
+                params=params, metrics=metrics, artifact_dir=artifact_dir,
+                tags={"status": system.status, "storage": store.uri_of(system.run_id),
+                      **({"first_error": system.first_error[:5000]} if system.first_error else {})},
+                failed=not system.scored,
+            )  # fmt: skip
+        except Exception as exc:  # the records are in the store: the leaderboard is printed, tracking is redone later
+            down = system.tracking_error = redact_text(f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:400]
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A finished run as the store holds it (what `track_system_runs` needs of a planned run)."""
+
+    run_id: str
+    system_label: str
+    manifest: dict[str, Any]
+
+
+def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experiment: str,
+                   work_dir: Path) -> list[SystemSummary]:  # fmt: skip
+    """Log finished runs to MLflow again from their stored records alone: manifest, outputs,
+    metrics, scores, status and the report next to them. For a run whose tracking failed after the
+    work. An MLflow run already logged for a run id is reused, not duplicated.
+
+    Raises FileNotFoundError naming a run that is missing or was never scored."""
+    runs, systems, tracked = [], [], []
+    for run_id in run_ids:
+        manifest = store.read_json(run_id, "manifest.json")
+        scores = store.read_json(run_id, "scores.json")
+        status = store.read_json(run_id, "status.json")
+        if manifest is None:
+            raise FileNotFoundError(f"run {run_id!r}: no manifest.json under {store.uri}")
+        if scores is None or status is None:
+            raise FileNotFoundError(f"run {run_id!r} under {store.uri} has not been scored: run jobs/run_corpus.py "
+                                    "with the same config again to finish it")  # fmt: skip
+        system_spec = manifest["system"]
+        run = StoredRun(run_id, system_spec.get("label") or system_spec["name"], manifest)
+        runs.append(run)
+        failed = set(store.failed_shards(run_id)) - store.finished_shards(run_id)
+        system = SystemSummary(run.system_label, run_id, status.get("detail") or status["status"],
+                               {k: v for k, v in scores.items() if k not in ("published", "status")},
+                               int(status.get("items") or 0), int(status.get("errored") or 0), len(failed),
+                               store.uri_of(run_id, "shards"), outage_items=int(status.get("outage_items") or 0),
+                               published=bool(scores.get("published", True)), expected=int(status.get("expected") or 0),
+                               scored=status["status"] != "failed", first_error=status.get("first_error"))  # fmt: skip
+        systems.append(system)
+        metric_table = store.read_table(run_id, "metrics")
+        if metric_table is None:
+            metric_table = pa.table({})
+        eval_mode = (manifest.get("config") or {}).get("eval_mode", "conservative")
+        rows = [r for r in metric_table.to_pylist()
+                if r.get("eval_mode") in (None, eval_mode, "conservative") or eval_mode == "both"]  # fmt: skip
+        extra = {}
+        verdicts = store.read_table(run_id, "verdicts")
+        if verdicts is not None:
+            extra["verdicts.parquet"] = verdicts
+        tracked.append((system, run, metric_table, rows if system.scored else [], extra))
+    report_dir = work_dir / "report"
+    report_files = _download_report(store, report_key(runs), report_dir)
+    track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+    return systems
+
+
+def _download_report(store: Store, key: str, into: Path) -> list[Path]:
+    """The report documents stored under `key` (reports/...), copied into a local folder."""
+    import pyarrow.fs as pafs
+
+    files = []
+    selector = pafs.FileSelector(store.path(key), recursive=True, allow_not_found=True)
+    base = store.path(key)
+    for info in store.fs.get_file_info(selector):
+        if info.type != pafs.FileType.File or ".tmp-" in info.base_name:
+            continue
+        target = into / info.path[len(base):].lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with store.fs.open_input_stream(info.path) as f:
+            target.write_bytes(f.read())
+        files.append(target)
+    return files

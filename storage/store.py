@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage.filesystem import resolve
+from storage.filesystem import classify_storage_error, resolve
 from storage.outages import latest_per_item
 from storage.redaction import redact_text
 from storage.result_json import result_json
@@ -58,6 +58,15 @@ class Store:
 
     # -- low-level atomic writes --------------------------------------------------------------
     def _write_bytes(self, path: str, data: bytes) -> None:
+        try:
+            self._put(path, data)
+        except Exception as exc:  # storage down or refusing: say which, so the runner pauses or stops
+            classified = classify_storage_error(exc, path, local=self._local)
+            if classified is None:
+                raise
+            raise classified from exc
+
+    def _put(self, path: str, data: bytes) -> None:
         if self._local:
             self.fs.create_dir(posixpath.dirname(path), recursive=True)
             tmp = f"{path}.tmp-{uuid.uuid4().hex}"
@@ -198,8 +207,14 @@ class Store:
         path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
         self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
         failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
-        if self.exists(failed):  # finished after all
-            self.fs.delete_file(failed)
+        try:
+            if self.exists(failed):
+                self.fs.delete_file(failed)  # a retried run finished it after all
+        except Exception as exc:  # storage went down between the two calls: classified, like a write
+            classified = classify_storage_error(exc, failed, local=self._local)
+            if classified is None:
+                raise
+            raise classified from exc
         return path
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
