@@ -55,6 +55,9 @@ COMMANDS: dict[str, Check] = {
         Check("run", r"What each system said", heavy=True),
     'python jobs/run_corpus.py --corpus "$SCRUTINEER_SHARED_DATA/hallmark/dev_public.jsonl" --systems prescreen':
         Check("optional-data", r"prescreen", heavy=True),
+    "python jobs/publish_run.py --storage ./runs --run-ids RUN_ID --tracking-uri http://127.0.0.1:5000":
+        Check("test", "tests/faults/test_preflight.py::"
+                      "test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_logs_it_later"),
     "bash infra/dev_services.sh start && source .dev-services/env.sh":
         Check("test", "tests/infra/test_dev_services.py::test_start_submit_stop_in_a_fresh_clone"),
     "ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml":
