@@ -159,3 +159,41 @@ def test_partial_author_list_below_half_missing() -> None:
     assert verifier._authors(cited("Ada", "Bell", "Cole", truncated=True), record) == (True, None)
     assert verifier._authors(cited("Ada", "Bell", "Cole", "Dunn"), record) == (True, None)
     assert verifier._authors(cited("Bell", "Ada", "Cole"), record)[1] != "partial_author_list"  # reordered
+
+
+def _doi_index(tmp_path: Path) -> Path:
+    bib = tmp_path / "real.bib"
+    bib.write_text("@article{a, title={Attention Is All You Need}, author={Ashish Vaswani and Noam Shazeer}, "
+                   "year={2017}, journal={NeurIPS}, doi={10.5555/3295222.3295349}}\n"
+                   "@article{b, title={Deep Residual Learning for Image Recognition}, author={Kaiming He}, "
+                   "year={2016}, journal={CVPR}, doi={10.1109/CVPR.2016.90}}\n", encoding="utf-8")
+    index = tmp_path / "doi.parquet"
+    build_index([IndexSource("bibtex", str(bib))], index)
+    return index
+
+
+def test_doi_checks_can_say_hallucinated(tmp_path: Path) -> None:
+    """doi_membership and doi_only flag a DOI that resolves to another work, and (closed world or the
+    DOI authority) a DOI that does not exist; the right DOI stays VALID."""
+    index = str(_doi_index(tmp_path))
+    items = [
+        _item("right", title="Attention Is All You Need", author="Ashish Vaswani", year="2017",
+              doi="10.5555/3295222.3295349"),
+        _item("other_work", title="Attention Is All You Need", author="Ashish Vaswani", year="2017",
+              doi="10.1109/CVPR.2016.90"),
+        _item("missing", title="Attention Is All You Need", author="Ashish Vaswani", year="2017",
+              doi="10.9999/made.up.2017"),
+    ]
+    def labels(name: str, **args: object) -> dict[str, tuple[str, str | None]]:
+        system = build_system(SystemSpec(name, {"index_path": index, **args}))
+        return {o.item_id: (o.label, o.predicted_type) for o in asyncio.run(system.run(items, CTX))}
+
+    membership = labels("citeintegrity", rule="doi_membership", closed_world=True)
+    assert membership == {"right": ("VALID", None), "other_work": ("HALLUCINATED", "hybrid_fabrication"),
+                          "missing": ("HALLUCINATED", "fabricated_doi")}
+    open_world = labels("citeintegrity", rule="doi_membership")
+    assert open_world["missing"][0] == "UNCERTAIN"  # absent from one index is not "does not exist"
+    assert labels("citeintegrity", rule="doi_membership", paper_binary=True)["other_work"][0] == "VALID"
+    doi_only = labels("doi_only", sources=["offline_index"])
+    assert doi_only["right"][0] == "VALID" and doi_only["other_work"] == ("HALLUCINATED", "hybrid_fabrication")
+    assert labels("doi_only", sources=["offline_index"], other_work_title=0)["other_work"][0] == "VALID"
