@@ -231,7 +231,8 @@ class CiteIntegrityRule:
                           predicted_type="fabricated_doi", subtests={"doi_resolves": False}, **common)
         if record is not None and record.title and cited.title:
             similarity = title_similarity(cited.title, record.title)
-            if similarity < self.min_candidate_title:
+            short, full = sorted((normalize_text(cited.title), normalize_text(record.title)), key=len)
+            if similarity < self.min_candidate_title and not full.startswith(short + " "):  # not a main title only
                 return Output(item_id, "HALLUCINATED", 0.8,
                               f"DOI {cited.doi} resolves to another work: {record.title!r} (title similarity "
                               f"{similarity:.2f})", predicted_type="hybrid_fabrication",
