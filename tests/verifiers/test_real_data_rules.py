@@ -197,3 +197,22 @@ def test_doi_checks_can_say_hallucinated(tmp_path: Path) -> None:
     doi_only = labels("doi_only", sources=["offline_index"])
     assert doi_only["right"][0] == "VALID" and doi_only["other_work"] == ("HALLUCINATED", "hybrid_fabrication")
     assert labels("doi_only", sources=["offline_index"], other_work_title=0)["other_work"][0] == "VALID"
+
+
+def test_exact_index_match_outweighs_a_repeated_author_in_a_cascade(tmp_path: Path) -> None:
+    """A real paper whose citation repeats a co-author by copy error: prescreen's weak rule defers
+    and the index's exact match with matching authors decides VALID."""
+    bib = tmp_path / "real.bib"
+    bib.write_text("@article{p, title={Scaling Language Modeling with Pathways}, author={Aakanksha Chowdhery and "
+                   "Noam Shazeer and Noah Fiedel}, year={2022}, journal={arXiv}}\n", encoding="utf-8")
+    index = tmp_path / "idx.parquet"
+    build_index([IndexSource("bibtex", str(bib))], index)
+    cited = _item("palm", title="Scaling Language Modeling with Pathways", year="2022", journal="arXiv",
+                  author="Aakanksha Chowdhery and Noam Shazeer and Noah Fiedel and Noam Shazeer")
+    stages = ["prescreen", {"name": "field_match", "args": {"index_path": str(index), "closed_world": True},
+                            "label": "index"}]
+    (out,) = asyncio.run(build_system(SystemSpec("cascade", {"stages": stages})).run([cited], CTX))
+    assert (out.label, out.detail["decided_by"]) == ("VALID", "index")
+    assert out.detail["trail"][0]["label"] == "HALLUCINATED" and out.detail["trail"][0]["confidence"] == 0.6
+    (alone,) = asyncio.run(build_system(SystemSpec("field_match", stages[1]["args"])).run([cited], CTX))
+    assert alone.label == "VALID" and alone.detail["overruled_local_rules"] == ["the same author is listed twice"]
