@@ -69,6 +69,8 @@ CONFIDENCE: dict[str, float] = {
     "absence_any": 0.55,  # any_missing: one source lacks it
     "uncertain": 0.50,
 }
+#: a record listing at least this many names, all of them the cited list's first names, agrees with it
+TRUNCATED_RECORD_MIN = 3
 #: a replaced title word at least this similar (rapidfuzz ratio) is a spelling variant (see `_word_replaced`)
 WORD_VARIANT_RATIO = 80
 #: a record's title at least this similar to the cited one is an exact match: with agreeing authors it
@@ -168,6 +170,11 @@ class FieldMatchVerifier:
             # 1 of 4 or 2 of 5 authors in 10 of its 27 entries with a stated count, all missed by a
             # "half or more gone" cut-off, so any omission counts.
             return False, "partial_author_list"
+        if len(ref_list) >= TRUNCATED_RECORD_MIN and cited_list[: len(ref_list)] == ref_list:
+            # the record's list is the cited list's first names: a record made from a BibTeX entry
+            # that ended in "and others" (the index keeps no truncation flag); dev_public's two PaLM
+            # entries (10 names + others, and all 63) are one paper
+            return True, None
         cited_set = set(cited_list)
         ref = set(ref_list[: len(cited_list)] if cited.truncated else ref_list)
         if len(cited_set & ref) / len(cited_set | ref) >= self.author_threshold:

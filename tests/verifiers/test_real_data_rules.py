@@ -159,6 +159,9 @@ def test_partial_author_list_below_half_missing() -> None:
     assert verifier._authors(cited("Ada", "Bell", "Cole", truncated=True), record) == (True, None)
     assert verifier._authors(cited("Ada", "Bell", "Cole", "Dunn"), record) == (True, None)
     assert verifier._authors(cited("Bell", "Ada", "Cole"), record)[1] != "partial_author_list"  # reordered
+    # a record cut to its first names (built from a BibTeX entry ending in "and others") agrees
+    assert verifier._authors(cited("Ada", "Bell", "Cole", "Dunn", "Eddy", "Ford"), record) == (True, None)
+    assert verifier._authors(cited("Ada", "Bell", "Xu", "Dunn", "Eddy", "Ford"), record)[0] is False
 
 
 def _doi_index(tmp_path: Path) -> Path:
