@@ -2,12 +2,15 @@
 
     python jobs/build_index.py --out runs/index/dblp_crossref.parquet \
         --dblp dblp.xml --crossref works/*.json --openalex works.jsonl \
-        --acl-anthology data/xml/*.xml --bibtex refs.bib --hallmark dev_public.jsonl
+        --acl-anthology data/xml/*.xml --bibtex refs.bib --hallmark dev_public.jsonl \
+        --merged runs/index/merged.jsonl
 
 Sources are read in the order given on the command line's flags (dblp, crossref, openalex,
-acl-anthology, bibtex, hallmark); records of one work (same DOI, else same normalised
-title + year + first author) are merged, the first kept; the stats line counts merges by reason. `--hallmark` takes only
-entries labelled VALID (`--hallmark-all` for every entry). Prints one JSON line of build stats.
+acl-anthology, bibtex, hallmark). Records of one work (same DOI, else same normalised title +
+year + first author's family name) are merged, the first kept; never by key, which different
+papers share. The stats line counts merges by reason (`merged_by_reason`); `--merged` writes one
+line per merged record. `--hallmark` takes only entries labelled VALID (`--hallmark-all` for
+every entry). Prints one JSON line of build stats.
 """
 
 from __future__ import annotations
