@@ -12,6 +12,7 @@ JSON line per merged record naming the record it was merged into. Blocking struc
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -76,7 +77,7 @@ class _RowPreparer:
     def __init__(self, dedupe_doi: bool = True, merged_path: str | Path | None = None) -> None:
         self.dedupe = dedupe_doi
         self.by_doi: dict[str, int] = {}
-        self.by_content: dict[tuple[str, int | None, str], int] = {}
+        self.by_content: dict[bytes, int] = {}  # 16-byte digests: millions of dump records stay small
         self.per_origin: dict[str, int] = {}
         self.merged: dict[str, int] = {}
         self.earlier_doi: dict[int, str | None] = {}
@@ -94,11 +95,15 @@ class _RowPreparer:
             return None
         return title, row.get("year"), first
 
+    def _digest(self, row: dict[str, Any]) -> bytes | None:
+        key = self.content_key(row)
+        return None if key is None else hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+
     def _duplicate_of(self, row: dict[str, Any]) -> tuple[str, int] | None:
         doi = row.get("doi")
         if doi and doi in self.by_doi:
             return "doi", self.by_doi[doi]
-        key = self.content_key(row)
+        key = self._digest(row)
         if key is not None and key in self.by_content:
             earlier = self.by_content[key]
             if not (doi and self.earlier_doi.get(earlier) and self.earlier_doi[earlier] != doi):
@@ -124,7 +129,7 @@ class _RowPreparer:
                 row["record_id"] = self.count
                 if row["doi"]:
                     self.by_doi[row["doi"]] = self.count
-                key = self.content_key(row)
+                key = self._digest(row)
                 if key is not None:
                     self.by_content.setdefault(key, self.count)
                 self.earlier_doi[self.count] = row["doi"]
