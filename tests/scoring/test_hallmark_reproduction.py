@@ -15,6 +15,8 @@ from scoring.entry_table import EntryTable
 from scoring.hallmark_jsonl import read_entries, read_predictions
 from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
 
+pytestmark = pytest.mark.skipif(not HALLMARK_DATA.exists(), reason=f"{HALLMARK_DATA} absent (../shared/data not checked out)")
+
 PAIRS = {
     "bibtexupdater_v1.2.0_dev_public_per_entry.jsonl": "bibtexupdater_dev_public.json",
     "llm_openrouter_gemini_pro_dev_public.jsonl": "llm_openrouter_gemini_pro_dev_public.json",
