@@ -44,14 +44,19 @@ class Stage:
     name: str
 
 
-def _spec(value: dict[str, Any] | str) -> tuple[SystemSpec, float | None]:
+def _spec(value: dict[str, Any] | str) -> SystemSpec:
+    """A system spec from a name or {name, args, label} (also used by `ensemble`)."""
     if isinstance(value, str):
-        return SystemSpec(value), None
+        return SystemSpec(value)
     if "name" not in value:
         raise ValueError(f"cascade stage {value!r} has no 'name'")
-    min_conf = value.get("min_confidence")
-    return SystemSpec(value["name"], dict(value.get("args") or {}), value.get("label")), (
-        None if min_conf is None else float(min_conf))
+    return SystemSpec(value["name"], dict(value.get("args") or {}), value.get("label"))
+
+
+def _stage_spec(value: dict[str, Any] | str) -> tuple[SystemSpec, float | None]:
+    """A stage's spec and its own `min_confidence` (None: the cascade's)."""
+    floor = value.get("min_confidence") if isinstance(value, dict) else None
+    return _spec(value), None if floor is None else float(floor)
 
 
 class CascadeVerifier:
@@ -139,11 +144,11 @@ def build_cascade(stage2: dict[str, Any] | str | None = None, stage1: dict[str, 
     if stages is None:
         if stage2 is None:
             raise ValueError("cascade needs `stages` (a list of systems) or `stage2`")
-        specs = [_spec(stage1), _spec(stage2)]
+        specs = [_stage_spec(stage1), _stage_spec(stage2)]
     else:
         if stage2 is not None:
             raise ValueError("give cascade either `stages` or `stage1`/`stage2`, not both")
-        specs = [_spec(s) for s in stages]
+        specs = [_stage_spec(s) for s in stages]
     default = DEFER_BELOW if min_confidence is None else min_confidence
     built = [Stage(build_system(spec), default if floor is None else floor, spec.label or spec.name)
              for spec, floor in specs]
