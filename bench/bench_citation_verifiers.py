@@ -14,6 +14,13 @@ Suites (reference 003 protocol, `corpora/citeintegrity_suite.py`):
   acceptance of the correct source, acceptance of a wrong candidate); reference omission; and
   field_match (closed world) per variant.
 
+`--part real` (issue 13): dev_public against the index a user would have offline, the bibsources
+dumps plus every dev_public VALID entry's own record (a closed-world upper bound, labelled so),
+per system and rule mode: DR, FPR, MCC, ECE, decided fraction, per-type detection; and the
+cascade prescreen -> offline index -> Gemini 2.5 Pro replayed from its released per-entry answers
+(no network: the online-sources stage is left out), with a row per stage (items decided, DR/FPR
+of the decided items, API calls, LLM tokens).
+
 HALLMARK dev_public, three indexes:
   * `closed`: every dev_public VALID entry (513 records). Every valid entry is in the index by
     construction, so FPR is flattered: a closed-world upper bound, not a deployment estimate;
@@ -277,9 +284,104 @@ def hallmark(calibration) -> None:  # noqa: ANN001
                 path_accuracy={p: f"{ok}/{n}" for p, (ok, n) in sorted(paths.items())})
 
 
+# ---- issue 13: dev_public with an index of real records, per system and rule mode, and the cascade ---------
+GEMINI = DATA / "hallmark" / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl"
+
+
+def _scored(truth, outs: list, system: str) -> dict:  # noqa: ANN001
+    """DR, FPR, MCC, ECE, coverage and per-type detection of `outs`, HALLMARK's way (scoring module)."""
+    from scoring import score_citation_outputs
+    from storage.schemas import OUTPUT_SCHEMA, table_from_rows
+
+    table = table_from_rows([o.to_row("bench", system, 0) for o in outs], OUTPUT_SCHEMA)
+    summary = score_citation_outputs(truth, table, run_id="bench", system=system).summary
+    return {"dr": summary["detection_rate"], "fpr": summary["false_positive_rate"], "mcc": summary["mcc"],
+            "ece": summary["ece"], "decided": summary["decided_fraction"],
+            "per_type_dr": {t: m["detection_rate"] for t, m in summary["per_type_metrics"].items() if t != "valid"}}
+
+
+def _stage_rows(outs: list, truth_by_id: dict, system: str) -> None:
+    """Per cascade stage: items decided, DR/FPR among the decided items, API calls and LLM tokens."""
+    per: dict[str, Counter] = defaultdict(Counter)
+    for o in outs:
+        d = o.detail or {}
+        stage = d.get("decided_by") or "residual"
+        gold = truth_by_id[o.item_id]["label"]
+        per[stage][(gold, o.label)] += 1
+        per[stage]["api_calls"] += o.api_calls or 0
+        per[stage]["tokens"] += (o.tokens_in or 0) + (o.tokens_out or 0)
+    for stage, c in per.items():
+        h = c[("HALLUCINATED", "HALLUCINATED")] + c[("HALLUCINATED", "VALID")] + c[("HALLUCINATED", "UNCERTAIN")]
+        v = c[("VALID", "HALLUCINATED")] + c[("VALID", "VALID")] + c[("VALID", "UNCERTAIN")]
+        row(part="cascade_stage", system=system, stage=stage, decided=h + v,
+            dr=c[("HALLUCINATED", "HALLUCINATED")] / h if h else None,
+            fpr=c[("VALID", "HALLUCINATED")] / v if v else None, api_calls=c["api_calls"], llm_tokens=c["tokens"])
+
+
+def real_index(tmp: Path) -> tuple[Path, dict]:
+    """The index a user would have offline: the bibsources dumps, plus (labelled closed-world upper
+    bound) every dev_public VALID entry's own record, so every real paper of the split is indexed."""
+    sources = [IndexSource("acl_anthology", str(p)) for p in sorted(ACL_XML.glob("*.xml"))]
+    sources += [IndexSource("crossref", str(p)) for p in
+                sorted((REFCHECKER / "test_cache" / "api_cache" / "crossref").glob("*.json"))]
+    sources += [IndexSource("bibtex", str(p)) for p in sorted(REFCHECKER.glob("*.bib"))]
+    sources.append(IndexSource("hallmark", str(DEV)))
+    path = tmp / "bibsources_plus_dev_valid.parquet"
+    stats = build_index(sources, path, merged_path=tmp / "merged.jsonl")
+    return path, {"records": stats.records, "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin}
+
+
+def hallmark_real(limit: int | None = None) -> None:
+    from jobs.llm_replay_server import build_hallmark_recording
+    from tests.helpers.replay_server import replay_server
+
+    corpus = load_hallmark_jsonl(DEV, split="dev_public")
+    items = [Item.from_row(r) for r in corpus.items.to_pylist()][:limit]
+    keep = {i.item_id for i in items}
+    truth = corpus.truth.filter([r in keep for r in corpus.truth.column("item_id").to_pylist()])
+    truth_by_id = {r["item_id"]: r for r in truth.to_pylist()}
+    with tempfile.TemporaryDirectory() as tmp:
+        index, stats = real_index(Path(tmp))
+        row(part="real_index", label="closed-world upper bound: bibsources dumps + dev_public VALID records", **stats)
+        recording = Path(tmp) / "gemini.jsonl"
+        build_hallmark_recording(str(GEMINI), str(DATA / "hallmark" / "dev_public_blind.jsonl"), str(recording),
+                                 "google/gemini-2.5-pro")
+        with replay_server("--recording", str(recording)) as url:
+            from clients.llm_gateway import LLMServices
+
+            ctx = RunContext("bench", "2026-05-05", cache_dir=str(Path(tmp) / "cache"),
+                             services={"llm": LLMServices(concurrency=16)})
+            llm = {"name": "llm_zero_shot", "args": {"model": "openai/replayed-gemini", "api_base": f"{url}/v1"}}
+            on_index = {"sources": ["offline_index"], "index_path": str(index)}
+            configs = [("prescreen", {}, "prescreen")]
+            for aggregation in ("consensus", "contradiction"):
+                for closed_world in (False, True):
+                    configs.append(("field_match", {**on_index, "aggregation": aggregation, "closed_world": closed_world},
+                                    f"field_match/{aggregation}/closed_world={closed_world}"))
+            configs += [
+                ("doi_only", {**on_index, "closed_world": True}, "doi_only/closed_world"),
+                ("citeintegrity", {**on_index, "rule": "doi_membership", "closed_world": True},
+                 "doi_membership/closed_world"),
+                ("llm_zero_shot", llm["args"], "gemini_replay_alone"),
+                ("cascade", {"stages": ["prescreen", {"name": "field_match", "args": on_index, "label": "index"}, llm]},
+                 "cascade prescreen>index>gemini"),
+                ("cascade", {"stages": ["prescreen", {"name": "field_match", "args": {**on_index, "closed_world": True},
+                                                      "label": "index_closed"}, llm]},
+                 "cascade prescreen>index(closed)>gemini"),
+            ]
+            for name, args, label in configs:
+                start = time.perf_counter()
+                outs = asyncio.run(build_system(SystemSpec(name, args)).run(items, ctx))
+                row(part="hallmark_real", system=label, n=len(items), seconds=round(time.perf_counter() - start, 1),
+                    api_calls=sum(o.api_calls or 0 for o in outs), **_scored(truth, outs, label))
+                if name == "cascade":
+                    _stage_rows(outs, truth_by_id, label)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("all", "suite", "hallmark"), default="all")
+    parser.add_argument("--part", choices=("all", "suite", "hallmark", "real"), default="all")
+    parser.add_argument("--limit", type=int, default=None, help="with --part real: the first N dev_public entries")
     parser.add_argument("--weighted-threshold", type=float, default=None,
                         help="with --part hallmark: the weighted rule's threshold (else it comes from crossref800)")
     args = parser.parse_args()
@@ -297,6 +399,8 @@ def main() -> int:
             calibration = run_suite("crossref800", crossref, Path(tmp))["calibration"]
     if args.part in ("all", "hallmark"):
         hallmark(calibration)
+    if args.part in ("all", "real"):
+        hallmark_real(args.limit)
     return 0
 
 

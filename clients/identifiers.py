@@ -1,10 +1,15 @@
-"""Normalizing the identifiers sources disagree on: DOIs, arXiv ids, and person names."""
+"""Normalizing the identifiers sources disagree on: DOIs, arXiv ids, and person names.
+
+Thin adapters over `storage.bib_identifiers` (the project's one implementation) in the forms the
+clients use: `Author` records, and DOIs kept even when they are not `10.NNNN/...` shaped.
+"""
 
 from __future__ import annotations
 
 import re
 
 from clients.bib_record import Author
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts
 
 __all__ = ["arxiv_id_from_doi", "arxiv_id_from_url", "normalize_arxiv_id", "normalize_doi", "split_name"]
 
@@ -12,13 +17,14 @@ _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNOREC
 _ARXIV_VERSION = re.compile(r"v\d+$")
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:\.pdf)?(?:[?#].*)?$", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
-_DBLP_HOMONYM = re.compile(r"\s+\d{4}$")
 
 
 def normalize_doi(doi: str | None) -> str | None:
     """Lower-case DOI without resolver prefix or surrounding whitespace; None if empty."""
     if not doi:
         return None
+    if canonical := canonical_doi(doi):
+        return canonical
     value = _DOI_PREFIX.sub("", doi.strip()).strip().rstrip(".")
     return value.lower() or None
 
@@ -27,6 +33,8 @@ def normalize_arxiv_id(arxiv_id: str | None) -> str | None:
     """arXiv id without `arXiv:` prefix or version suffix (`2301.13808`, `hep-th/9901001`)."""
     if not arxiv_id:
         return None
+    if canonical := canonical_arxiv_id(arxiv_id):
+        return canonical
     value = arxiv_id.strip()
     if value.lower().startswith("arxiv:"):
         value = value[6:]
@@ -47,11 +55,5 @@ def arxiv_id_from_doi(doi: str | None) -> str | None:
 
 def split_name(full: str) -> Author:
     """`Given Family` (or `Family, Given`) to an Author; drops DBLP's homonym number (`0001`)."""
-    name = _DBLP_HOMONYM.sub("", " ".join(full.split()))
-    if "," in name:
-        family, given = (part.strip() for part in name.split(",", 1))
-        return Author(family=family, given=given)
-    parts = name.rsplit(" ", 1)
-    if len(parts) == 1:
-        return Author(family=parts[0])
-    return Author(family=parts[1], given=parts[0])
+    family, given = name_parts(full)
+    return Author(family=family, given=given)

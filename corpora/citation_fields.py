@@ -8,10 +8,9 @@ be "the same citation" after normalization: the audits compare entries with it.
 
 from __future__ import annotations
 
-import re
-
 from corpora.citation_normalization import normalize_text
-from corpora.real_reference import Reference, family_name
+from corpora.real_reference import Reference
+from storage.bib_identifiers import family_name, split_bibtex_authors
 
 #: Field order in rendered entries (others follow alphabetically).
 FIELD_ORDER: tuple[str, ...] = (
@@ -27,17 +26,14 @@ def join_authors(authors: tuple[str, ...] | list[str]) -> str:
 
 
 def split_authors(author_field: str | None) -> list[str]:
-    """The names of a BibTeX author field (split on ' and ', case-insensitive)."""
-    if not author_field:
-        return []
-    return [a.strip() for a in re.split(r"\s+and\s+", author_field, flags=re.IGNORECASE) if a.strip()]
+    """The names of a BibTeX author field (split on ' and ' outside braces; a trailing "others"
+    stays in the list: generators edit the field as written)."""
+    names, truncated = split_bibtex_authors(author_field)
+    return [*names, "others"] if truncated else names
 
 
-def author_family(author: str) -> str:
-    """Family name of one BibTeX name, in "Family, Given" or "Given Family" form."""
-    if "," in author:
-        return author.split(",", 1)[0].strip()
-    return family_name(author)
+#: Family name of one BibTeX name ("Family, Given", "Given Family", DBLP "Name 0001").
+author_family = family_name
 
 
 def ordered(fields: dict[str, str]) -> dict[str, str]:

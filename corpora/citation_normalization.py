@@ -13,9 +13,10 @@ ratio `2M/(|u|+|v|)`, 0 when either side is empty; a venue equal to the initials
 venue scores 1; authors are the Jaccard index of normalized family-name sets, the candidate list
 cut to the first k names when the citation's list is explicitly truncated ("and others" /
 "et al."); year is exact equality. Venue aliases (`VENUE_ALIASES`, `venue_key`, `venues_agree`)
-keep "NeurIPS" and "Advances in Neural Information Processing Systems" one venue. Also here: DOI
-and arXiv-id canonical forms, family names from BibTeX author strings, and `CitationFields`, the
-structured citation read from BibTeX fields.
+keep "NeurIPS" and "Advances in Neural Information Processing Systems" one venue. Also here:
+`CitationFields`, the structured citation read from BibTeX fields. DOI and arXiv-id canonical
+forms, author-list splitting and family names are re-exported from `storage.bib_identifiers`, the
+project's one implementation (which strips DBLP's homonym numbers such as "Peters 0001").
 """
 
 from __future__ import annotations
@@ -23,15 +24,24 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+
+from storage.bib_identifiers import (
+    canonical_arxiv_id,
+    canonical_doi,
+    family_name,
+    family_names,
+    split_bibtex_authors,
+)
 
 __all__ = [
     "CitationFields",
     "author_similarity",
     "canonical_arxiv_id",
     "canonical_doi",
+    "family_name",
     "family_names",
     "normalize_text",
     "sequence_similarity",
@@ -61,13 +71,6 @@ _NON_WORD = re.compile(r"[\W_]+")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 #: Letters NFKD leaves whole; folded so "Łukasz" and "Lukasz" compare equal.
 _STROKE_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ı": "i"})
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|https?://doi\.acm\.org/)", re.IGNORECASE)
-_DOI_SHAPE = re.compile(r"10\.\d{4,9}/\S+")
-_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?", re.IGNORECASE)
-_ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.IGNORECASE)
-_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-_TRUNCATION = {"others", "et al", "et al.", "etal", "and others"}
 
 
 def _latex_to_text(text: str) -> str:
@@ -146,65 +149,6 @@ def author_similarity(cited: Sequence[str], reference: Sequence[str], truncated:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
-
-
-def split_bibtex_authors(raw: str | None) -> tuple[list[str], bool]:
-    """Split a BibTeX author field into names; returns (names, truncated), where truncated means the
-    list ended with "others" / "et al." (the explicit truncation indicator)."""
-    if not raw or not raw.strip():
-        return [], False
-    names = [n.strip() for n in _AND.split(" ".join(raw.split())) if n.strip()]
-    truncated = False
-    while names and names[-1].strip(" {}.").lower() in _TRUNCATION:
-        names.pop()
-        truncated = True
-    if names and names[-1].lower().endswith(" et al.") or names and names[-1].lower().endswith(" et al"):
-        names[-1] = names[-1].rsplit(" et al", 1)[0]
-        truncated = True
-    return names, truncated
-
-
-def _family_name(name: str) -> str:
-    name = name.strip()
-    if "," in name:
-        return name.split(",", 1)[0].strip(" {}")
-    if name.startswith("{") and name.endswith("}"):
-        return name[1:-1]  # a braced corporate or compound name is one unit
-    tokens = re.findall(r"\{[^{}]*\}|\S+", name)
-    if not tokens:
-        return ""
-    # BibTeX's "First von Last": the family name starts at the first lowercase word before the last
-    start = next((i for i, t in enumerate(tokens[:-1]) if t[:1].islower()), len(tokens) - 1)
-    return " ".join(tokens[start:]).replace("{", "").replace("}", "")
-
-
-def family_names(names: Iterable[str]) -> list[str]:
-    """Family names of "Given Family" / "Family, Given" / "{Braced Name}" strings."""
-    return [f for f in (_family_name(n) for n in names) if f]
-
-
-def canonical_doi(raw: str | None) -> str | None:
-    """Lowercase DOI without resolver prefix, or None when the text holds no DOI."""
-    if not raw:
-        return None
-    text = _DOI_PREFIX.sub("", str(raw).strip())
-    match = _DOI_SHAPE.search(text)
-    return match.group(0).rstrip(".,;").lower() if match else None
-
-
-def canonical_arxiv_id(raw: str | None) -> str | None:
-    """arXiv identifier without version ("2310.01362", "hep-th/9901001") from an id, URL, eprint or
-    10.48550 DOI; None when there is none."""
-    if not raw:
-        return None
-    text = str(raw).strip()
-    doi = _ARXIV_DOI.match(canonical_doi(text) or "")
-    if doi:
-        text = doi.group(1)
-    text = re.sub(r"^(?:https?://)?(?:www\.)?arxiv\.org/(?:abs|pdf)/|^arxiv:\s*", "", text, flags=re.IGNORECASE)
-    text = text.removesuffix(".pdf")
-    match = _ARXIV_NEW.search(text) or _ARXIV_OLD.search(text)
-    return match.group(1).lower() if match else None
 
 
 @dataclass(frozen=True)

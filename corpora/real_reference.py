@@ -11,15 +11,15 @@ title, full author list, year, venue, DOI and arXiv id only where certain). One 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from storage.bib_identifiers import family_name, name_parts, split_bibtex_authors
 
 #: The bundled reference list.
 REAL_REFERENCES_PATH = Path(__file__).resolve().parent / "samples" / "real_references.jsonl"
 
 BIBTEX_TYPES = ("article", "inproceedings", "misc")
-_FAMILY_PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "da", "di", "la", "le", "du", "dos"}
 
 
 @dataclass(frozen=True)
@@ -60,21 +60,9 @@ class Reference:
         return tuple(family_name(a) for a in self.authors)
 
 
-def family_name(author: str) -> str:
-    """The family name of a "Given Family" author string, keeping particles (van, von, de ...)."""
-    parts = author.split()
-    if len(parts) <= 1:
-        return author.strip()
-    start = len(parts) - 1
-    while start > 1 and parts[start - 1].lower() in _FAMILY_PARTICLES:
-        start -= 1
-    return " ".join(parts[start:])
-
-
 def given_names(author: str) -> str:
-    """Everything before the family name."""
-    family = family_name(author)
-    return author[: len(author) - len(family)].strip()
+    """The given names of one author (DBLP's homonym number dropped)."""
+    return name_parts(author)[1]
 
 
 def reference_from_dict(row: dict) -> Reference:
@@ -154,7 +142,7 @@ def references_from_hallmark(path: str | Path, domain: str = "ml") -> tuple[Refe
                 dois.add(doi.lower())
             venue = fields.get("booktitle") or fields.get("journal")
             kind = ("inproceedings" if fields.get("booktitle") else "article") if venue else "misc"
-            authors = tuple(a.strip() for a in re.split(r"\s+and\s+", fields["author"]) if a.strip() and a.strip() != "others")
+            authors = tuple(split_bibtex_authors(fields["author"])[0])
             refs.append(
                 Reference(
                     ref_id=row["bibtex_key"], bibtex_type=kind, title=fields["title"], authors=authors, year=int(year),

@@ -2,11 +2,15 @@
 
     python jobs/build_index.py --out runs/index/dblp_crossref.parquet \
         --dblp dblp.xml --crossref works/*.json --openalex works.jsonl \
-        --acl-anthology data/xml/*.xml --bibtex refs.bib --hallmark dev_public.jsonl
+        --acl-anthology data/xml/*.xml --bibtex refs.bib --hallmark dev_public.jsonl \
+        --merged runs/index/merged.jsonl
 
 Sources are read in the order given on the command line's flags (dblp, crossref, openalex,
-acl-anthology, bibtex, hallmark); the first record with a DOI wins. `--hallmark` takes only
-entries labelled VALID (`--hallmark-all` for every entry). Prints one JSON line of build stats.
+acl-anthology, bibtex, hallmark). Records of one work (same DOI, else same normalised title +
+year + first author's family name) are merged, the first kept; never by key, which different
+papers share. The stats line counts merges by reason (`merged_by_reason`); `--merged` writes one
+line per merged record. `--hallmark` takes only entries labelled VALID (`--hallmark-all` for
+every entry). Prints one JSON line of build stats.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     for fmt, flag in FLAGS:
         parser.add_argument(f"--{flag}", dest=fmt, nargs="+", default=[], metavar="PATH", help=f"{fmt} input files")
     parser.add_argument("--hallmark-all", action="store_true", help="index every HALLMARK entry, not only VALID ones")
-    parser.add_argument("--keep-duplicates", action="store_true", help="do not drop repeated DOIs")
+    parser.add_argument("--keep-duplicates", action="store_true",
+                        help="keep every record (no merging of the same DOI or same title+year+first author)")
+    parser.add_argument("--merged", metavar="JSONL", help="write one line per merged record (reason, merged_into)")
     args = parser.parse_args(argv)
     sources: list[IndexSource] = []
     for fmt, _ in FLAGS:
@@ -44,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"not found: {', '.join(missing)}")
     start = time.perf_counter()
-    stats = build_index(sources, args.out, dedupe_doi=not args.keep_duplicates)
+    stats = build_index(sources, args.out, dedupe_doi=not args.keep_duplicates, merged_path=args.merged)
     print(json.dumps({"out": args.out, "records": stats.records, "duplicates_dropped": stats.duplicates_dropped,
-                      "per_origin": stats.per_origin, "seconds": round(time.perf_counter() - start, 3)}))
+                      "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin, "seconds": round(time.perf_counter() - start, 3)}))
     return 0
 
 

@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         "--extra-prefix", action="append", default=None,
         help=f"accept per-entry keys with this tool prefix (default: {list(DEFAULT_EXTRA_PREFIXES)})",
     )
+    ap.add_argument("--hallmark-keys-only", action="store_true",
+                    help="write HALLMARK's result keys only (diffs key for key against a released result file)")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
     if args.bootstrap < 0:
@@ -40,13 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         _, result = score_prediction_file(
             args.entries, args.predictions, eval_mode=args.eval_mode, bootstrap=args.bootstrap, seed=args.seed,
             tool_name=args.tool_name, extra_prefixes=tuple(args.extra_prefix or DEFAULT_EXTRA_PREFIXES),
+            hallmark_only=args.hallmark_keys_only,
         )
     except (PredictionFileError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     write_result_json(result, args.out)
     print(f"wrote {args.out}: DR {result['detection_rate']}, FPR {result['false_positive_rate']}, "
-          f"F1 {result['f1_hallucination']}, scored {result['num_scored']}/{result['num_entries']}")
+          f"F1 {result['f1_hallucination']}, scored {result.get('num_scored', '-')}/{result['num_entries']}")
     return 0
 
 

@@ -152,10 +152,14 @@ class CitationScore:
         out["per_type_metrics"] = {}
         for t, s in ms.per_type.items():
             lo, hi = wilson_interval(s.fp, s.fp + s.tn) if t == "valid" else wilson_interval(s.tp, s.tp + s.fn)
+            # a rate that is structurally undefined in a type (FPR of a hallucination type, DR and F1
+            # of `valid`) is 0.0, as HALLMARK writes it; metric_rows keep NaN with n = 0 for them
+            valid_row = t == "valid"
             out["per_type_metrics"][t] = {
-                "detection_rate": _clean(s.detection_rate),
-                "false_positive_rate": _clean(s.false_positive_rate),
-                "f1": _clean(s.f1),
+                "detection_rate": 0.0 if valid_row else _clean(s.detection_rate),
+                "false_positive_rate": _clean(s.false_positive_rate) if valid_row else (
+                    _clean(s.false_positive_rate) or 0.0),
+                "f1": (_clean(s.f1) or 0.0) if valid_row else _clean(s.f1),
                 "count": s.num_hallucinated + s.num_valid,
                 "wilson_ci": None if math.isnan(lo) else [lo, hi],
             }

@@ -55,6 +55,11 @@ class PredictionFile:
     gold_labels: dict[str, str]  # per-entry files carry the gold label they were scored against
     total_wall_clock_seconds: float
     total_api_calls: int
+    api_calls_known: bool = False
+    """Whether any line said how many API calls it made (`api_calls`, or `btu_api_sources`, one call a
+    source, as HALLMARK counted for bibtex-updater); when none did, mean_api_calls is null, not 0."""
+    btu_status: dict[str, int] | None = None
+    """bibtex-updater's status histogram (HALLMARK's `_btu_status_histogram`) when the file has `btu_status`."""
 
 
 def _lines(path: Path):
@@ -113,6 +118,8 @@ def read_predictions(
     fmt = ""
     wall = 0.0
     calls = 0
+    calls_known = False
+    btu_status: dict[str, int] = {}
     for lineno, p in _lines(path):
         per_entry = "pred_label" in p or "pred_confidence" in p
         this_fmt = "per_entry" if per_entry else "prediction"
@@ -140,7 +147,14 @@ def read_predictions(
         if per_entry and p.get("gold_label") is not None:
             gold[key] = p["gold_label"]
         wall += float(p.get("wall_clock_seconds") or 0.0)
-        calls += int(p.get("api_calls") or 0)
+        api_calls = p.get("api_calls")
+        if api_calls is None and isinstance(p.get("btu_api_sources"), list):
+            api_calls = len(p["btu_api_sources"])  # one call per source queried
+        if api_calls is not None:
+            calls_known = True
+            calls += int(api_calls)
+        if p.get("btu_status") is not None:
+            btu_status[str(p["btu_status"])] = btu_status.get(str(p["btu_status"]), 0) + 1
         sub = p.get("subtest_results")
         rows.append(
             dict(
@@ -154,8 +168,10 @@ def read_predictions(
                 predicted_type=p.get("pred_type" if per_entry else "predicted_type"),
                 subtests_json=json.dumps(sub, sort_keys=True) if sub else None,
                 api_sources_queried=p.get("api_sources_queried") or p.get("btu_api_sources") or [],
-                api_calls=p.get("api_calls"),
+                api_calls=api_calls,
                 latency_s=p.get("wall_clock_seconds"),
+                detail_json=json.dumps({"cascade_stage": p["cascade_stage"]}) if p.get("cascade_stage") else None,
             )
         )
-    return PredictionFile(table_from_rows(rows, OUTPUT_SCHEMA), fmt or "prediction", gold, wall, calls)
+    return PredictionFile(table_from_rows(rows, OUTPUT_SCHEMA), fmt or "prediction", gold, wall, calls, calls_known,
+                          dict(sorted(btu_status.items())) if btu_status else None)

@@ -2,8 +2,11 @@
 
 This is the logic behind `jobs/score_predictions.py`: the JSON's metric keys are HALLMARK's own,
 so a maintainer can diff it with a released `baseline_results/*.json`. With eval mode "both" the
-top level holds the conservative numbers and `"eval_modes"` holds both blocks. Undefined numbers
-are written as null (never NaN, never a made-up 0.0).
+top level holds the conservative numbers and `"eval_modes"` holds both blocks. Every key of
+HALLMARK's EvaluationResult is written, in its order (`scoring.hallmark_result`), then ours;
+`hallmark_only=True` (`jobs/score_predictions.py --hallmark-keys-only`) writes HALLMARK's keys
+alone, so the file diffs key for key against a released result. Undefined numbers are written as
+null (never NaN), except where HALLMARK writes 0.0 for a structurally undefined per-type rate.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from scoring.citation_score import CitationScore, score_citation_outputs
 from scoring.hallmark_jsonl import DEFAULT_EXTRA_PREFIXES, read_entries, read_predictions
+from scoring.hallmark_result import hallmark_extras, hallmark_view, with_hallmark_keys
 from storage.result_json import write_result_json as write_json_file
 
 
@@ -29,6 +33,7 @@ def score_prediction_file(
     seed: int = 42,
     tool_name: str | None = None,
     extra_prefixes: tuple[str, ...] = DEFAULT_EXTRA_PREFIXES,
+    hallmark_only: bool = False,
 ) -> tuple[CitationScore, dict[str, Any]]:
     """Score `predictions_path` against `entries_path`; return the score and the result dict."""
     entries_path, predictions_path = Path(entries_path), Path(predictions_path)
@@ -43,23 +48,21 @@ def score_prediction_file(
     truth_labels = dict(zip(truth.column("item_id").to_pylist(), truth.column("label").to_pylist(), strict=True))
     n_pred = preds.outputs.num_rows
     extra = {
-        "split_name": split,
+        **hallmark_extras(truth, preds.outputs, split_name=split, api_calls_known=preds.api_calls_known),
         "predictions_file": str(predictions_path),
         "prediction_format": preds.format,
-        "mean_api_calls": preds.total_api_calls / n_pred if n_pred else None,
-        "cost_efficiency": n_pred / preds.total_wall_clock_seconds if preds.total_wall_clock_seconds > 0 else None,
         "num_gold_label_mismatches": sum(1 for k, g in preds.gold_labels.items() if truth_labels.get(k, g) != g),
     }
-    result = _with(score.summary, extra)
+    if n_pred == 0:
+        extra["mean_api_calls"] = None
+    result = with_hallmark_keys(score.summary, extra)
+    if hallmark_only:
+        return score, hallmark_view(result, btu_status=preds.btu_status, source=str(predictions_path))
+    if preds.btu_status is not None:
+        result["_btu_status_histogram"] = preds.btu_status
     if len(score.modes) > 1:
-        result["eval_modes"] = {m: _with(s, extra) for m, s in score.summaries.items()}
+        result["eval_modes"] = {m: with_hallmark_keys(s, extra) for m, s in score.summaries.items()}
     return score, result
-
-
-def _with(summary: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(summary)
-    out.update(extra)
-    return out
 
 
 def write_result_json(result: dict[str, Any], out: str | Path) -> Path:

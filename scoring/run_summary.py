@@ -131,6 +131,7 @@ def summarize_citation_runs(
     allow_incomplete: bool = False,
 ) -> RunSummary:
     from scoring import score_citation_outputs
+    from scoring.hallmark_result import run_scores
     from scoring.report import write_run_report
     from scoring.stored_run import report_context
 
@@ -151,7 +152,7 @@ def summarize_citation_runs(
                       "num_errors": score.census.num_errors, "errors_by_kind": score.census.errors_by_kind,
                       "outputs": score.census.as_dict()}  # fmt: skip
         else:
-            scores = score.summary
+            scores = run_scores(score, truth, outputs, split_name=getattr(run, "split", None) or run.run_id.split("@")[0])
         system = close_system_run(store, run, outputs, failed, score.metric_rows(), scores, outage_items=outage_items,
                                   published=published, allow_incomplete=allow_incomplete, first_error=first_error)  # fmt: skip
         summary.systems.append(system)

@@ -19,6 +19,11 @@ policy: no candidate (DOI absent from the source, no title hit, or a DOI-free be
 `min_candidate_title` similarity, i.e. nothing retrieved that could be the cited work) is
 UNCERTAIN, never fabricated; a failed lookup is UNCERTAIN with `detail["outage_sources"]`
 (`verifiers.source_set.no_evidence`). Benchmarks reproducing the paper's binary scores use the functions.
+
+`doi_membership` as a system can also say HALLUCINATED, where the evidence supports it: the DOI
+resolves to another work (title similarity under `min_candidate_title`), or it is absent from a
+source that is the authority on DOIs (`authoritative`, default doi_org) or declared `closed_world`.
+`paper_binary=True` keeps the paper's "accept iff the DOI is in the source" (a swapped DOI accepted).
 """
 
 from __future__ import annotations
@@ -199,7 +204,8 @@ class CiteIntegrityRule:
 
     def __init__(self, rule: str, sources: Sequence[BibSource], threshold: float | None = None,
                  logistic: tuple[Sequence[float], float] | None = None, max_concurrency: int = 8,
-                 min_candidate_title: float = 0.75) -> None:
+                 min_candidate_title: float = 0.75, authoritative: Sequence[str] = ("doi_org",),
+                 closed_world: bool = False, paper_binary: bool = False) -> None:
         if rule not in RULES:
             raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
         if threshold is None and rule in SCORED_RULES:
@@ -213,6 +219,25 @@ class CiteIntegrityRule:
         self.logistic = logistic
         self.max_concurrency = max_concurrency
         self.min_candidate_title = min_candidate_title
+        self.authoritative, self.closed_world, self.paper_binary = set(authoritative), closed_world, paper_binary
+
+    def _doi_evidence(self, item_id: str, cited: CitationFields, record: BibRecord | None, source: str,
+                      **common: Any) -> Output | None:
+        """doi_membership's HALLUCINATED cases: a DOI that does not exist, or resolves to another work."""
+        if self.paper_binary or not cited.doi:
+            return None
+        if record is None and (self.closed_world or source in self.authoritative):
+            return Output(item_id, "HALLUCINATED", 0.8, f"DOI {cited.doi} does not exist at {source}",
+                          predicted_type="fabricated_doi", subtests={"doi_resolves": False}, **common)
+        if record is not None and record.title and cited.title:
+            similarity = title_similarity(cited.title, record.title)
+            short, full = sorted((normalize_text(cited.title), normalize_text(record.title)), key=len)
+            if similarity < self.min_candidate_title and not full.startswith(short + " "):  # not a main title only
+                return Output(item_id, "HALLUCINATED", 0.8,
+                              f"DOI {cited.doi} resolves to another work: {record.title!r} (title similarity "
+                              f"{similarity:.2f})", predicted_type="hybrid_fabrication",
+                              subtests={"doi_resolves": True}, **common)
+        return None
 
     async def _one(self, item: Item, limit: asyncio.Semaphore) -> Output:
         if item.load_error:
@@ -233,6 +258,10 @@ class CiteIntegrityRule:
             "candidate": None if record is None else {"title": record.title, "doi": record.doi, **record.raw},
         }
         subtests = {"doi_resolves": candidate.doi_in_source if cited.doi else None}
+        if self.rule == "doi_membership":
+            decided = self._doi_evidence(item.item_id, cited, record, counted.name, detail=detail, **common)
+            if decided is not None:
+                return decided
         weak = not cited.doi and candidate.features is not None and candidate.features[0] < self.min_candidate_title
         if record is None or weak or (self.rule == "doi_membership" and not cited.doi):
             reason = (f"DOI {cited.doi} not in {counted.name}" if cited.doi else
@@ -267,7 +296,9 @@ def build_citeintegrity(rule: str = "weighted", sources: Sequence[str | BibSourc
                         index_path: str | None = None, threshold: float | None = None,
                         logistic_coef: Sequence[float] | None = None, logistic_intercept: float | None = None,
                         calibration_path: str | None = None, client_options: dict[str, Any] | None = None,
-                        max_concurrency: int = 8, min_candidate_title: float = 0.75) -> CiteIntegrityRule:
+                        max_concurrency: int = 8, min_candidate_title: float = 0.75,
+                        authoritative: Sequence[str] = ("doi_org",), closed_world: bool = False,
+                        paper_binary: bool = False) -> CiteIntegrityRule:
     """One CiteIntegrity rule. Runtime arguments (recorded, not in run identity): `max_concurrency`,
     `client_options` (timeouts, retries, `base_urls`); everything else changes answers."""
     logistic = (list(logistic_coef), float(logistic_intercept or 0.0)) if logistic_coef is not None else None
@@ -276,4 +307,5 @@ def build_citeintegrity(rule: str = "weighted", sources: Sequence[str | BibSourc
         threshold = calibration.thresholds.get(rule) if threshold is None else threshold
         logistic = logistic or (calibration.logistic_coef, calibration.logistic_intercept)
     resolved = resolve_sources(sources, index_path, client_options)
-    return CiteIntegrityRule(rule, resolved, threshold, logistic, max_concurrency, min_candidate_title)
+    return CiteIntegrityRule(rule, resolved, threshold, logistic, max_concurrency, min_candidate_title,
+                             authoritative, closed_world, paper_binary)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from clients.bib_record import BibRecord
 from clients.source import BibSource
@@ -68,6 +69,13 @@ CONFIDENCE: dict[str, float] = {
     "absence_any": 0.55,  # any_missing: one source lacks it
     "uncertain": 0.50,
 }
+#: a record listing at least this many names, all of them the cited list's first names, agrees with it
+TRUNCATED_RECORD_MIN = 3
+#: a replaced title word at least this similar (rapidfuzz ratio) is a spelling variant (see `_word_replaced`)
+WORD_VARIANT_RATIO = 80
+#: a record's title at least this similar to the cited one is an exact match: with agreeing authors it
+#: outweighs the weak local author heuristics ("same author twice", bare capitalised tokens)
+EXACT_TITLE = 0.99
 #: priority of hallucination types when several fire (the first is named)
 TYPE_PRIORITY = ("future_date", "placeholder_authors", "fabricated_doi", "chimeric_title", "hybrid_fabrication",
                  "merged_citation", "arxiv_version_mismatch", "near_miss_title",
@@ -152,13 +160,23 @@ class FieldMatchVerifier:
 
     # -- field comparison ----------------------------------------------------------------------
     def _authors(self, cited: CitationFields, record: BibRecord) -> tuple[bool | None, str | None]:
-        cited_set = {normalize_text(a) for a in cited.authors if normalize_text(a)}
-        ref_list = [normalize_text(a.family) for a in record.authors if normalize_text(a.family)]
-        if not cited_set or not ref_list:
+        cited_list = [n for n in (normalize_text(a) for a in cited.authors) if n]
+        ref_list = [n for n in (normalize_text(a.family) for a in record.authors) if n]
+        if not cited_list or not ref_list:
             return None, None
-        ref = set(ref_list[: len(cited.authors)] if cited.truncated else ref_list)
-        if not cited.truncated and cited_set < ref and len(cited_set) / len(ref) <= 0.5:
-            return False, "partial_author_list"  # HALLMARK: under half the authors, no "et al."
+        if not cited.truncated and _only_deletions(cited_list, ref_list):
+            # Every cited author is on the record, in order, and at least one is missing with no
+            # "et al.": HALLMARK's partial_author_list. On dev_public the type drops 1 of 2, 1 of 3,
+            # 1 of 4 or 2 of 5 authors in 10 of its 27 entries with a stated count, all missed by a
+            # "half or more gone" cut-off, so any omission counts.
+            return False, "partial_author_list"
+        if len(ref_list) >= TRUNCATED_RECORD_MIN and cited_list[: len(ref_list)] == ref_list:
+            # the record's list is the cited list's first names: a record made from a BibTeX entry
+            # that ended in "and others" (the index keeps no truncation flag); dev_public's two PaLM
+            # entries (10 names + others, and all 63) are one paper
+            return True, None
+        cited_set = set(cited_list)
+        ref = set(ref_list[: len(cited_list)] if cited.truncated else ref_list)
         if len(cited_set & ref) / len(cited_set | ref) >= self.author_threshold:
             return True, None
         return False, "swapped_authors"
@@ -166,13 +184,32 @@ class FieldMatchVerifier:
     @staticmethod
     def _word_replaced(cited: str | None, reference: str | None) -> bool:
         """A word of the cited title replaced by a different word of the record's title (not a
-        spelling variant, not a pure insertion or deletion such as a dropped subtitle)."""
+        spelling variant, not a pure insertion or deletion such as a dropped subtitle). Compares the
+        word sequences (Levenshtein opcodes on word tokens), so a swapped word that also occurs
+        elsewhere in the title is still seen.
+
+        A replaced pair counts when its character similarity (rapidfuzz ratio) is under
+        `WORD_VARIANT_RATIO` = 80. Measured on dev_public's near_miss_title entries against the
+        original titles their explanations give: 30 of 33 swaps score 18-73 ("for" -> "towards",
+        "reasoning" -> "inference"); the other 3 score 91-94 (plural/inflection changes), the range
+        of spelling variants of one real title ("modelling"/"modeling" 94, "optimisation"/
+        "optimization" 92), which must not be flagged."""
         a, b = normalize_text(cited).split(), normalize_text(reference).split()
-        only_a = [w for w in a if w not in b]
-        only_b = [w for w in b if w not in a]
-        if not only_a or not only_b:
-            return False
-        return any(max(fuzz.ratio(w, v) for v in only_b) < 80 for w in only_a)
+        regions: list[list[int]] = []  # adjacent edits as one region: [src_start, src_end, dest_start, dest_end]
+        for op in Levenshtein.opcodes(a, b):
+            if op.tag == "equal":
+                continue
+            if regions and regions[-1][1] == op.src_start and regions[-1][3] == op.dest_start:
+                regions[-1][1], regions[-1][3] = op.src_end, op.dest_end
+            else:
+                regions.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+        for src_start, src_end, dest_start, dest_end in regions:
+            removed, added = a[src_start:src_end], b[dest_start:dest_end]
+            if not removed or not added or "".join(removed) == "".join(added):
+                continue  # a pure insertion/deletion, or a split/joined compound ("pre training")
+            if any(max(fuzz.ratio(w, v) for v in added) < WORD_VARIANT_RATIO for w in removed):
+                return True
+        return False
 
     def _venue(self, cited: CitationFields, record: BibRecord) -> tuple[bool | None, str | None]:
         agree = venues_agree(cited.venue, record.venue)
@@ -224,6 +261,13 @@ class FieldMatchVerifier:
         async with limit:
             views = list(await asyncio.gather(*(self._ask(c, cited) for c in counted)))
         subtests, more, evidence = self._judge(cited, views)
+        overruled: list[Finding] = []
+        exact = [v.match for v in views if v.match is not None and v.match_similarity >= EXACT_TITLE]
+        if any(self._authors(cited, record)[0] for record in exact):
+            # an exact index match with matching authors outweighs the local author heuristics
+            # (two real co-authors "C. Zhang", a one-word corporate author): keep the finding as a note only
+            overruled = [f for f in findings if f.path == "local_rule" and f.type == "placeholder_authors"]
+            findings = [f for f in findings if f not in overruled]
         findings.extend(more)
         subtests["fields_complete"] = missing is None and not any(f.type == "future_date" for f in findings)
         label, path, reason = self._decide(findings, evidence)
@@ -238,6 +282,7 @@ class FieldMatchVerifier:
                                      "match": _brief(v.match), "near": _brief(v.near), "doi_record": _brief(v.doi_record),
                                      "lookups": [lk.summary() for lk in v.lookups]} for v in views},
                 "missing_fields": missing.reason if missing else None,
+                "overruled_local_rules": [f.reason for f in overruled],
             },
             "api_sources_queried": [c.name for c in counted],
             "api_calls": sum(c.calls for c in counted),
@@ -330,6 +375,13 @@ class FieldMatchVerifier:
         year = self.reference_year or int(ctx.snapshot[:4])
         limit = asyncio.Semaphore(self.max_concurrency)
         return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
+
+
+def _only_deletions(cited: list[str], record: list[str]) -> bool:
+    """`cited` is `record` with one or more names removed and nothing replaced, added or reordered."""
+    if len(cited) >= len(record):
+        return False
+    return all(op.tag in ("equal", "delete") for op in Levenshtein.opcodes(record, cited))
 
 
 def _without_subtitle(short: str | None, full: str | None) -> bool:

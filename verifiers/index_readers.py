@@ -17,12 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.crossref import record_from_crossref
-from corpora.citation_normalization import (
-    canonical_arxiv_id,
-    canonical_doi,
-    family_names,
-    split_bibtex_authors,
-)
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark", "references")
@@ -51,13 +46,8 @@ def _row(origin: str, key: str | None, title: str | None, authors: list[tuple[st
 
 
 def _split_given_family(name: str) -> tuple[str, str]:
-    name = " ".join(name.split())
-    if "," in name:
-        family, given = name.split(",", 1)
-        return family.strip(), given.strip()
-    family = (family_names([name]) or [""])[0]
-    given = name[: len(name) - len(family)].strip() if name.endswith(family) else ""
-    return family, given
+    """(family, given) by the project's one name parser; DBLP's "Jannik Peters 0001" -> ("Peters", "Jannik")."""
+    return name_parts(name)
 
 
 def read_dblp_xml(path: Path) -> Iterator[Row]:

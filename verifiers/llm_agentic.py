@@ -96,12 +96,20 @@ def aggregate(model_label: str, evidence: dict[str, str]) -> dict[str, str]:
     return {"model": model_label, "consensus": consensus, "any_no_match": any_no_match}
 
 
+#: Without a source to query, "the model found no record" holds for every entry and the verdict rules
+#: call all of them HALLUCINATED: a configuration to refuse, not to score.
+NO_SOURCES = ("llm_agentic needs at least one bibliographic source (args.sources, or bib_sources provided by the "
+              "run); with none, every entry would be judged HALLUCINATED because nothing can be found")
+
+
 class LLMAgenticVerifier(LLMZeroShotVerifier):
     """Tool-using verifier; shares the gateway, budget and provenance plumbing of zero-shot."""
 
     def __init__(self, model: str, *, sources: list[str] | None = None, max_tool_calls: int = 5,
                  aggregation: str = "model", **kwargs: Any) -> None:  # fmt: skip
         super().__init__(model, name="llm_agentic", **kwargs)
+        if sources is not None and not list(sources):
+            raise ValueError(NO_SOURCES)
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}")
         self.sources = list(sources) if sources else None
@@ -123,6 +131,8 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
             available = dict(services.get("bib_sources") or {})
             names = self.sources or sorted(available)
             unknown = []
+        if not names:
+            return [Output.failed(i.item_id, NO_SOURCES, "system") for i in items]
         missing = [n for n in names if n not in available] + unknown
         if missing:
             return [Output.failed(i.item_id, f"sources not provided by the run: {missing}", "system") for i in items]

@@ -57,7 +57,7 @@ def test_command_reproduces_stored_aggregate(pred_file, tmp_path):
             assert g["f1"] == ref_t["f1"]
         else:
             assert g["false_positive_rate"] == ref_t["false_positive_rate"]
-            assert g["detection_rate"] is None  # undefined, not HALLMARK's 0.0
+            assert g["detection_rate"] == 0.0  # structurally undefined; HALLMARK writes 0.0 and so do we
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +107,89 @@ def test_gemini_bootstrap_cis_seed_42_10000(gemini):
     assert s["mcc_ci"] == pytest.approx([0.43371033185062535, 0.5106515592971038], abs=1e-12)
     assert s["tier_weighted_f1_ci"] == pytest.approx([0.5729286689172194, 0.6440489432703003], abs=1e-12)
     assert s["ece_ci"] == pytest.approx([0.27696414518380724, 0.3180355590718934], abs=1e-9)
+
+
+def _same(ours, ref, path=""):
+    """Key-for-key equality; numbers within 1e-9; our null equals HALLMARK's NaN (we never write NaN)."""
+    import math
+
+    if isinstance(ref, dict):
+        assert isinstance(ours, dict) and set(ours) == set(ref), (path, sorted(set(ours) ^ set(ref)))
+        for k in ref:
+            _same(ours[k], ref[k], f"{path}/{k}")
+    elif isinstance(ref, float) and math.isnan(ref):
+        assert ours is None or (isinstance(ours, float) and math.isnan(ours)), (path, ours)
+    elif isinstance(ref, int | float) and not isinstance(ref, bool):
+        assert isinstance(ours, int | float) and math.isclose(ours, ref, rel_tol=1e-9, abs_tol=1e-12), (path, ours, ref)
+    else:
+        assert ours == ref, (path, ours, ref)
+
+
+def test_result_file_diffs_key_for_key_against_the_released_aggregate(tmp_path):
+    """bibtex-updater's per-entry file -> `--hallmark-keys-only` result == HALLMARK's released result,
+    every key (type_accuracy, type_confusion, cascade_breakdown_stats, mean_api_calls from
+    btu_api_sources, the btu status histogram, 0.0 per-type rates) except `_provenance`, which
+    records who generated the file and when."""
+    if not HALLMARK_DATA.exists():
+        pytest.skip(f"{HALLMARK_DATA} absent (../shared/data is not checked out)")
+    out = tmp_path / "btu.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "jobs" / "score_predictions.py"), "--hallmark-keys-only",
+         "--tool-name", "bibtexupdater", "--entries", str(HALLMARK_DATA / "dev_public.jsonl"),
+         "--predictions", str(HALLMARK_DATA / "per_entry_predictions" / "bibtexupdater_v1.2.0_dev_public_per_entry.jsonl"),
+         "--out", str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())
+    ref = json.loads((HALLMARK_DATA / "baseline_results" / "bibtexupdater_dev_public.json").read_text())
+    assert list(got) == list(ref)  # same keys, same order
+    got.pop("_provenance")
+    ref.pop("_provenance")
+    _same(got, ref)
+    assert got["mean_api_calls"] == pytest.approx(1.9901697944593386)
+
+
+def test_every_released_key_is_written_by_default(tmp_path):
+    """The default result (HALLMARK's keys then ours) holds every key of the released Gemini file,
+    with equal values; mean_api_calls is null, not 0.0, when no line says how many calls it made."""
+    if not HALLMARK_DATA.exists():
+        pytest.skip(f"{HALLMARK_DATA} absent (../shared/data is not checked out)")
+    from scoring.result_file import score_prediction_file
+
+    _, got = score_prediction_file(HALLMARK_DATA / "dev_public.jsonl",
+                                   HALLMARK_DATA / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl",
+                                   eval_mode="both")
+    ref = json.loads((HALLMARK_DATA / "baseline_results" / "llm_openrouter_gemini_pro_dev_public.json").read_text())
+    assert set(ref) <= set(got)
+    _same({k: (got[k] if k != "per_type_metrics" else {t: {m: v for m, v in row.items() if m != "wilson_ci"}
+                                                       for t, row in got[k].items()}) for k in ref}, ref)
+    assert set(got["eval_modes"]) == {"conservative", "aggressive"}
+    assert set(ref) <= set(got["eval_modes"]["aggressive"])
+    lines = [json.loads(line) for line in (HALLMARK_DATA / "per_entry_predictions" /
+                                           "bibtexupdater_v1.2.0_dev_public_per_entry.jsonl").read_text().splitlines()]
+    stripped = tmp_path / "no_calls_dev_public.jsonl"
+    stripped.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "btu_api_sources"}) + "\n"
+                                for line in lines))
+    _, bare = score_prediction_file(HALLMARK_DATA / "dev_public.jsonl", stripped)
+    assert bare["mean_api_calls"] is None and bare["split_name"] == "dev_public"
+    assert bare["type_accuracy"]["num_evaluated"] == 0.0 and bare["type_accuracy"]["overall"] is None
+
+
+def test_run_scores_hold_both_eval_modes_and_hallmark_keys():
+    """A run's scores.json (scoring.run_summary) carries HALLMARK's keys and, with eval_mode
+    "both", a block per mode."""
+    if not HALLMARK_DATA.exists():
+        pytest.skip(f"{HALLMARK_DATA} absent (../shared/data is not checked out)")
+    from scoring.citation_score import score_citation_outputs
+    from scoring.hallmark_result import HALLMARK_KEYS, run_scores
+
+    truth = read_entries(HALLMARK_DATA / "dev_public.jsonl")
+    outputs = read_predictions(HALLMARK_DATA / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl",
+                               system="gemini").outputs
+    score = score_citation_outputs(truth, outputs, run_id="r", system="gemini", eval_mode="both")
+    scores = run_scores(score, truth, outputs, split_name="dev_public")
+    assert list(scores)[: len(HALLMARK_KEYS)] == list(HALLMARK_KEYS)
+    assert scores["split_name"] == "dev_public" and scores["mean_api_calls"] == 1.0
+    assert scores["cost_efficiency"] == pytest.approx(0.08682568167733094)
+    assert set(scores["eval_modes"]) == {"conservative", "aggressive"}
+    assert scores["eval_modes"]["aggressive"]["detection_rate"] > scores["eval_modes"]["conservative"]["detection_rate"]

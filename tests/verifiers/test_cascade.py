@@ -33,11 +33,15 @@ def run(system, tmp_path):
 def test_only_the_uncertain_residue_reaches_the_llm_and_a_verdict_there_decides(tmp_path):
     with replay_server("--default-content", '{"label": "VALID", "confidence": 0.7}') as url:
         out = run(cascade(url, "aggressive"), tmp_path)
-        assert server_stats(url)["requests"] == 1
+        assert server_stats(url)["requests"] == 2  # "gap" (UNCERTAIN) and "fine" (no rule fired: defers)
     assert (out["future"].label, out["future"].detail["stage"]) == ("HALLUCINATED", 1)
-    assert (out["fine"].label, out["fine"].detail["stage"]) == ("VALID", 1)
+    assert out["future"].tokens_in is None and out["future"].detail["decided_by"] == "prescreen"
+    # prescreen's "no rule fired" VALID at 0.60 found nothing: it defers instead of deciding
+    assert (out["fine"].label, out["fine"].detail["stage"]) == ("VALID", 2)
+    assert [(t["system"], t["label"], t["confidence"]) for t in out["fine"].detail["trail"]] == [
+        ("prescreen", "VALID", 0.6), ("llm_zero_shot", "VALID", 0.7)]
     assert (out["gap"].label, out["gap"].confidence, out["gap"].detail["stage"]) == ("VALID", 0.7, 2)
-    assert out["gap"].tokens_in > 0 and out["fine"].tokens_in is None
+    assert out["gap"].tokens_in > 0
 
 
 def test_residual_uncertain_is_kept_or_flagged_at_055_by_mode(tmp_path):
@@ -54,3 +58,49 @@ def test_stage2_parse_failure_is_residual_not_a_verdict(tmp_path):
     with replay_server("--default-content", "no idea") as url:
         out = run(cascade(url, "conservative"), tmp_path)["gap"]
     assert out.label == "UNCERTAIN" and out.detail["stage2_error"].startswith("parse")
+
+
+def test_four_stage_cascade_records_which_stage_decided(tmp_path):
+    """prescreen -> closed-world index -> open-world index -> LLM: each item stops at the first
+    stage with a confident verdict; the LLM sees only what is still undecided."""
+    from verifiers.index_build import IndexSource, build_index
+
+    bib = tmp_path / "real.bib"
+    bib.write_text("@article{b, title={Analytical Engines}, author={Ada Lovelace and Alan Turing}, year={2020}, "
+                   "journal={Nature}}\n", encoding="utf-8")
+    index = tmp_path / "idx.parquet"
+    build_index([IndexSource("bibtex", str(bib))], index)
+    items = [
+        ITEMS[0],  # future year: prescreen
+        Item("real", "citation", "t", None, {"bibtex_type": "article", "fields": {
+            "title": "Analytical Engines", "author": "Ada Lovelace and Alan Turing", "year": "2020",
+            "journal": "Nature"}}),
+        Item("unknown", "citation", "t", None, {"bibtex_type": "article", "fields": {
+            "title": "Difference Engines Revisited", "author": "Ada Lovelace", "year": "2020", "journal": "Nature"}}),
+    ]
+    with replay_server("--default-content", '{"label": "HALLUCINATED", "confidence": 0.8}') as url:
+        stages = ["prescreen",
+                  {"name": "field_match", "args": {"index_path": str(index)}, "label": "index"},
+                  {"name": "llm_zero_shot", "args": {"model": "openai/last", "api_base": f"{url}/v1"}}]
+        system = build_system(SystemSpec("cascade", {"stages": stages}))
+        ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+        out = {o.item_id: o for o in asyncio.run(system.run(items, ctx))}
+        assert server_stats(url)["requests"] == 1
+    assert {k: (o.label, o.detail["decided_by"]) for k, o in out.items()} == {
+        "future": ("HALLUCINATED", "prescreen"), "real": ("VALID", "index"), "unknown": ("HALLUCINATED", "llm_zero_shot")}
+    assert [t["label"] for t in out["unknown"].detail["trail"]] == ["VALID", "UNCERTAIN", "HALLUCINATED"]
+    assert out["real"].detail["why"].startswith("matched in 1 source")
+
+
+def test_cascade_needs_two_stages():
+    import pytest
+
+    with pytest.raises(ValueError, match="at least two stages"):
+        build_system(SystemSpec("cascade", {"stages": ["prescreen"]}))
+
+
+def test_llm_agentic_without_sources_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="at least one bibliographic source"):
+        build_system(SystemSpec("llm_agentic", {"model": "openai/x", "sources": []}))
