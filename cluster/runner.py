@@ -88,8 +88,12 @@ def run_shard_tasks(
     finished = {run_id: store.finished_shards(run_id) for run_id in run_ids}
     pending = deque(t for t in tasks if t.shard_id not in finished[t.run_id])
     outcome.skipped = len(tasks) - len(pending)
-    skipped_items = sum(t.size for t in tasks if t.shard_id in finished[t.run_id])
-    progress = Progress(sum(t.size for t in tasks), len(tasks), skipped_items, outcome.skipped, pool.progress_every_s)
+    # A retry shard re-runs items of finished shards (their outage answers): those items count once in
+    # the total and as not yet done, so a resumed run's progress never passes 100 %.
+    regular = [t for t in tasks if t.rows is None]
+    retry_items = sum(t.size for t in tasks if t.rows is not None and t.shard_id not in finished[t.run_id])
+    skipped_items = sum(t.size for t in regular if t.shard_id in finished[t.run_id]) - retry_items
+    progress = Progress(sum(t.size for t in regular), len(tasks), skipped_items, outcome.skipped, pool.progress_every_s)
     if outcome.skipped:
         print(f"[resume] {outcome.skipped} of {len(tasks)} shards already finished; skipping them", flush=True)
     if not pending:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -19,8 +17,8 @@ import pytest
 from checkers.service import Autoscaling, ServiceConfig
 from clients.checker_client import CheckReply, CheckRequest, HandleCheckerClient, HttpCheckerClient
 from clients.errors import TransientError
-from tests.helpers.paths import REPO_ROOT
-from tests.helpers.ports import free_port, wait_for_port
+from tests.helpers.checker_service import deploy_checkers
+from tests.helpers.ports import free_port
 
 APP = "checkers_test"
 
@@ -50,14 +48,8 @@ def service(ray_session, tmp_path_factory):
 
     path = tmp_path_factory.mktemp("checkers") / "service.toml"
     path.write_text(SERVICE_TOML)
-    port = free_port()
-    done = subprocess.run([sys.executable, "jobs/serve_checkers.py", "--config", str(path), "--port", str(port),
-                           "--detach"], env=ray_session.env(), cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    announced = json.loads(done.stdout.strip().splitlines()[-1])
+    port, announced = deploy_checkers(ray_session.env(), path)
     assert announced["url"] == f"http://127.0.0.1:{port}/checkers"
-    wait_for_port(port, timeout=120)
     yield dataclasses.replace(ServiceConfig.from_toml(path), port=port)
     serve.shutdown()
 

@@ -18,8 +18,8 @@ import time
 import httpx
 import pytest
 
+from tests.helpers.checker_service import deploy_checkers
 from tests.helpers.paths import REPO_ROOT
-from tests.helpers.ports import free_port, wait_for_port
 
 SERVICE_TOML = """
 [checkers]
@@ -47,12 +47,7 @@ def url(ray_session, tmp_path_factory):
 
     path = tmp_path_factory.mktemp("abuse") / "service.toml"
     path.write_text(SERVICE_TOML)
-    port = free_port()
-    done = subprocess.run([sys.executable, "jobs/serve_checkers.py", "--config", str(path), "--port", str(port),
-                           "--detach"], env=ray_session.env(), cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    wait_for_port(port, timeout=120)
+    port, _ = deploy_checkers(ray_session.env(), path)
     base = f"http://127.0.0.1:{port}/abuse"
     with httpx.Client(timeout=120) as http:  # workers start lazily: one answered check = warm
         assert http.post(base, json=SIMPLE).json()["outcome"] == "confirmed"

@@ -174,6 +174,8 @@ def test_all_500_provider_is_an_outage_and_a_resume_retries_exactly_those_items(
         up = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=ray_head.env())
         assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
         assert f"[resume] {N_ITEMS} items answered during an outage" in up.stdout
+        progress = [line for line in up.stdout.splitlines() if line.startswith("[progress]")]
+        assert progress and f"{N_ITEMS}/{N_ITEMS} items (100%)" in progress[-1], progress  # retries counted once
         stats = server_stats(url)
         assert stats["requests"] == N_ITEMS and stats["ok"] == N_ITEMS and stats["paid_twice"] == 0
         status = json.loads((run / "status.json").read_text())
