@@ -7,9 +7,11 @@ structures are built from it, all vectorized so a million records load in second
 * title blocking: an inverted index (CSR: token id -> sorted record ids) over normalized title
   tokens without stopwords. A query takes the posting lists of its rarest known tokens, up to
   `max_postings` record ids in all, ranks records by shared tokens and rescores the best `pool`
-  with rapidfuzz's normalized Indel ratio. Only when that finds nothing scoring >= 90 are up to
-  `max_expanded` query tokens missing from the vocabulary expanded to their two closest vocabulary
-  tokens (Indel ratio >= 80) and the query blocked again, so a typo in a rare word still blocks;
+  with rapidfuzz's normalized Indel ratio (an exact title is also found by a hash lookup, so a
+  title of common words only cannot be lost among ties). Only when that finds nothing scoring
+  >= 90 are up to `max_expanded` query tokens missing from the vocabulary expanded to their two
+  closest vocabulary tokens (Indel ratio >= 80) and the query blocked again, so a typo in a rare
+  word still blocks;
 * small indexes (<= `full_scan_below` records) also fall back to a full rapidfuzz scan when
   blocking finds nothing close: exact retrieval where it is cheap.
 
@@ -22,8 +24,9 @@ compatible length for each unknown token and counted up to 400,000 postings per 
 grew with the index (about 400 items/s at 1,500 records, 68 at 200,000).
 
 Trade-off: blocking can miss a record whose every title token is damaged beyond the expansion
-cutoff (expansion finds words within one edit, or two deletions, of a damaged token); `search` then returns what it found (maybe nothing), which callers must treat as "not
-found in this index", never as proof of fabrication.
+cutoff (expansion finds words within one edit, or two deletions, of a damaged token); `search`
+then returns what it found (maybe nothing), which callers must treat as "not found in this
+index", never as proof of fabrication.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class OfflineIndex:
     name = "offline_index"
 
     def __init__(self, table: pa.Table, full_scan_below: int = 50_000, pool: int = 200,
-                 max_postings: int = 50_000, max_expanded: int = 4) -> None:
+                 max_postings: int = 20_000, max_expanded: int = 4) -> None:
         self.table = table.combine_chunks()
         self.size = self.table.num_rows
         self.full_scan_below = full_scan_below
@@ -103,6 +106,9 @@ class OfflineIndex:
         self._arxiv_values = self.table.column("arxiv_id").to_pylist()
         self._arxiv_hashes, self._arxiv_ids = _hash_column(self._arxiv_values)
         self._build_postings()
+        titles = self._titles.to_pylist()  # exact titles: a hash lookup, as for DOIs
+        self._title_hashes, self._title_ids = _hash_column(titles)
+        del titles
         self._all_titles: list[str] | None = None
 
     # -- construction -------------------------------------------------------------------------
@@ -186,27 +192,53 @@ class OfflineIndex:
         return [tid for score, tid in sorted(scored, key=lambda st: (-st[0], st[1]))[:2] if score >= 80]
 
     def _block(self, ids: Iterable[int]) -> np.ndarray:
-        """Records sharing the most of these token ids: rarest postings first, `max_postings` ids at most."""
+        """Records sharing the most of these token ids: rarest postings first, `max_postings` ids
+        counted at most. When more than `pool` records tie for the best counts, the tokens left out
+        break the tie by binary search in their (sorted) postings: O(candidates x log), not O(df)."""
         ids = sorted(set(ids), key=lambda t: self._offsets[t + 1] - self._offsets[t])
-        lists, total = [], 0
+        lists, total, taken = [], 0, 0
         for tid in ids:
             start, end = self._offsets[tid], self._offsets[tid + 1]
             if lists and total + (end - start) > self.max_postings:
                 break
             lists.append(self._postings[start:end])
             total += end - start
+            taken += 1
         if not lists:
             return np.zeros(0, dtype=np.int64)
         found, counts = np.unique(np.concatenate(lists), return_counts=True)
         if len(found) > self.pool:
+            kth = np.partition(counts, len(counts) - self.pool)[len(counts) - self.pool]
+            tied = counts >= kth
+            if self.pool < tied.sum() <= self.max_postings and taken < len(ids):
+                found, counts = found[tied], counts[tied].astype(np.int64)
+                for tid in ids[taken: taken + self.max_expanded]:
+                    postings = self._postings[self._offsets[tid]:self._offsets[tid + 1]]
+                    at = np.minimum(np.searchsorted(postings, found), len(postings) - 1)
+                    counts += postings[at] == found
             top = np.argpartition(-counts, self.pool - 1)[: self.pool]
             found = found[top]
         return found.astype(np.int64)
 
-    def _rescore(self, query: str, candidates: np.ndarray, exclude: frozenset[int] | set[int]) -> list[ScoredRecord]:
-        rids = [int(r) for r in candidates if int(r) not in exclude]
-        titles = self._titles.take(pa.array(rids, type=pa.int64())).to_pylist() if rids else []
-        return [ScoredRecord(rid, fuzz.ratio(query, t or "")) for rid, t in zip(rids, titles, strict=True)]
+    def _exact_title(self, query: str) -> list[int]:
+        h = hash(query)
+        lo = int(np.searchsorted(self._title_hashes, h, side="left"))
+        hi = int(np.searchsorted(self._title_hashes, h, side="right"))
+        rids = [int(r) for r in self._title_ids[lo:hi]]
+        return [r for r, t in zip(rids, self._titles.take(pa.array(rids, type=pa.int64())).to_pylist(), strict=True)
+                if t == query] if rids else []  # fmt: skip
+
+    def _rescore(self, query: str, candidates: np.ndarray, exclude: frozenset[int] | set[int], limit: int) -> list[ScoredRecord]:
+        """The `limit` best candidates by title ratio (ties: smaller record id), scored in one C call."""
+        rids = np.sort(candidates)
+        if exclude:
+            rids = rids[~np.isin(rids, np.fromiter(exclude, dtype=np.int64, count=len(exclude)))]
+        if not len(rids):
+            return []
+        titles = [t or "" for t in self._titles.take(pa.array(rids, type=pa.int64())).to_pylist()]
+        scores = process.cdist([query], titles, scorer=fuzz.ratio, dtype=np.float64)[0]
+        order = np.lexsort((rids, -scores))[:limit]
+        return [ScoredRecord(int(rids[i]), float(scores[i])) for i in order]
 
     def search(self, title: str, limit: int = 5, exclude: frozenset[int] | set[int] = frozenset()) -> list[ScoredRecord]:
         """Best title matches, highest score first; ties favour the smaller record id."""
@@ -216,11 +248,12 @@ class OfflineIndex:
         tokens = {t for t in query.split() if t not in STOPWORDS}
         known = [self._vocab[t] for t in tokens if t in self._vocab]
         unknown = sorted((t for t in tokens if t not in self._vocab and len(t) >= 4), key=lambda t: (-len(t), t))
-        scored = self._rescore(query, self._block(known), exclude)
+        scored = [ScoredRecord(rid, 100.0) for rid in self._exact_title(query) if rid not in exclude][:limit]
+        scored += self._rescore(query, self._block(known), exclude, limit)
         if unknown and (not scored or max(s.score for s in scored) < 90):
             expanded = [tid for token in unknown[: self.max_expanded] for tid in self._expand(token)]
             if expanded:
-                scored += self._rescore(query, self._block(known + expanded), exclude)
+                scored += self._rescore(query, self._block(known + expanded), exclude, limit)
         if self.size <= self.full_scan_below and (not scored or max(s.score for s in scored) < 90):
             if self._all_titles is None:
                 self._all_titles = [t or "" for t in self._titles.to_pylist()]

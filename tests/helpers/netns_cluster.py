@@ -191,12 +191,34 @@ def _ray_start(cluster: NetnsCluster, node: Node, env: dict[str, str]) -> None:
                 f"--dashboard-port={DASHBOARD_PORT}", *common]  # fmt: skip
     else:
         args = [f"--address={cluster.gcs_address}", *common]
-    done = subprocess.run(node.exec("ray", "start", *args), env=env, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise RuntimeError(f"ray start on {node.role} ({node.netns}) failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    for attempt in range(2):
+        done = subprocess.run(node.exec("ray", "start", *args), env=env, capture_output=True, text=True, timeout=300)
+        if done.returncode == 0:
+            return
+        # `ray start` gives a raylet 30 s (fixed in Ray) to register with the GCS; on a loaded
+        # machine it can take longer. A raylet still running registers late: wait_for_nodes sees
+        # it. Otherwise clear the namespace and start once more.
+        with contextlib.suppress(AssertionError):
+            cluster.raylet_pid(node)
+            return
+        if attempt == 0:
+            _kill_all(cluster, node)
+    raise RuntimeError(f"ray start on {node.role} ({node.netns}) failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
 
 
-def wait_for_nodes(cluster: NetnsCluster, count: int, timeout: float = 180) -> None:
+def _kill_all(cluster: NetnsCluster, node: Node) -> None:
+    """Every process in a node's namespace: SIGTERM, then SIGKILL what is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = cluster.pids(node)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + (5 if sig == signal.SIGTERM else 2)
+        while pids and cluster.pids(node) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def wait_for_nodes(cluster: NetnsCluster, count: int, timeout: float = 300) -> None:
     from ray.util.state import list_nodes
 
     deadline = time.monotonic() + timeout
@@ -239,14 +261,7 @@ def teardown(cluster: NetnsCluster) -> list[str]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
     for node in cluster.nodes.values():
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            pids = cluster.pids(node)
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            deadline = time.monotonic() + (5 if sig == signal.SIGTERM else 2)
-            while pids and cluster.pids(node) and time.monotonic() < deadline:
-                time.sleep(0.2)
+        _kill_all(cluster, node)
     for proc in cluster.services:
         try:
             proc.wait(timeout=10)
