@@ -8,7 +8,7 @@ titles also carry rare words (method names, acronyms, domain terms) that a few t
 titles cannot supply; a share of titles gets one coined name ("Tavonet: ...") built from syllables
 of the real vocabulary, so the long tail is not empty either.
 
-    from bench.venue_data import TitleModel, index_rows, reference_entries
+    from bench.venue_data import TitleModel, corrupt, index_rows, real_titles
 """
 
 from __future__ import annotations
@@ -143,27 +143,3 @@ def corrupt(title: str, rng: random.Random, deletions: int = 2) -> str:
     for i in sorted(rng.sample(letters, min(deletions, len(letters) - 1)), reverse=True):
         del chars[i]
     return "".join(chars)
-
-
-def reference_entries(model: TitleModel, rows: list[dict], n: int, seed: int = 7) -> Iterator[tuple[dict, str, int | None]]:
-    """`n` HALLMARK-style entries citing `rows` (the index records, in order): 60% exact, 25% with a
-    corrupted title, 15% fabricated (a fresh title). Yields (entry, kind, index row it cites or None)."""
-    rng = random.Random(seed)
-    for i in range(n):
-        roll = rng.random()
-        if roll < 0.85:
-            rid = rng.randrange(len(rows))
-            row = rows[rid]
-            kind = "exact" if roll < 0.60 else "corrupted"
-            title = row["title"] if kind == "exact" else corrupt(row["title"], rng)
-            authors, year, venue = row["authors"], row["year"], row["venue"]
-        else:
-            rid, kind, title = None, "fabricated", model.title()
-            authors = [model.author() for _ in range(rng.randint(1, 4))]
-            year, venue = 1995 + rng.randrange(31), rng.choice(VENUES)
-        fields = {"title": title, "author": " and ".join(f"{a['given']} {a['family']}" for a in authors),
-                  "year": str(year), "booktitle": venue}  # fmt: skip
-        entry = {"bibtex_key": f"ref{i:07d}", "bibtex_type": "inproceedings", "fields": fields,
-                 "label": "VALID" if rid is not None else "HALLUCINATED",
-                 "hallucination_type": None if rid is not None else "fabricated"}  # fmt: skip
-        yield entry, kind, rid
