@@ -28,6 +28,7 @@ def build_command(args: argparse.Namespace) -> list[str]:
         "--artifacts-destination", args.artifacts,
         "--serve-artifacts",
         "--workers", str(args.workers),
+        *(["--allowed-hosts", args.allowed_hosts] if args.allowed_hosts else []),
     ]  # fmt: skip
 
 
@@ -57,6 +58,8 @@ def main() -> int:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--allowed-hosts", help="Host headers the server accepts besides localhost and private IPs "
+                   "(comma-separated), e.g. its Kubernetes service name; MLflow answers others 403")
     p.add_argument("--detach", action="store_true", help="start in the background, wait until healthy, print the PID")
     args = p.parse_args()
     if args.backend.startswith("sqlite:///"):

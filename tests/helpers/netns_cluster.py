@@ -244,9 +244,10 @@ def _start_services(cluster: NetnsCluster) -> None:
     folder.mkdir()
     cluster.services.append(subprocess.Popen(
         [sys.executable, str(REPO_ROOT / "mlflow" / "launch_server.py"), "--host", host, "--port", str(mlflow_port),
-         "--backend", f"sqlite:///{folder}/mlflow.db", "--artifacts", str(folder / "artifacts")],
-        # MLflow accepts only localhost / RFC 1918 Host headers by default; 198.18/15 is neither.
-        env=cluster.env(MLFLOW_SERVER_ALLOWED_HOSTS=f"{host}:{mlflow_port},{host}"),
+         "--backend", f"sqlite:///{folder}/mlflow.db", "--artifacts", str(folder / "artifacts"),
+         # MLflow accepts only localhost / RFC 1918 Host headers by default; 198.18/15 is neither.
+         "--allowed-hosts", f"{host}:{mlflow_port},{host}"],
+        env=cluster.env(),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     ))  # fmt: skip
     cluster.mlflow_url = f"http://{host}:{mlflow_port}"

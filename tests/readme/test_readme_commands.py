@@ -27,7 +27,7 @@ import pytest
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA, require_shared_data
 
 README = REPO_ROOT / "README.md"
-SHELL_STARTS = ("python ", "pip ", "bash ", "ray ", "echo ", "curl ", "source ", "mlflow ")
+SHELL_STARTS = ("python ", "pip ", "bash ", "ray ", "echo ", "curl ", "source ", "mlflow ", "kubectl ")
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ COMMANDS: dict[str, Check] = {
         Check("test", "tests/infra/test_dev_services.py::test_start_submit_stop_in_a_fresh_clone"),
     "ray up infra/ray-cluster-aws.yaml":
         Check("not-here", help="ray up --help"),
+    "kubectl apply -f infra/kuberay/rayjob.yaml":
+        Check("test", "tests/infra/test_kuberay_yaml.py (kubectl and a cluster are not here)"),
     "python jobs/score_predictions.py --entries corpora/samples/citations_sample.jsonl "
     "--predictions corpora/samples/predictions_sample.jsonl --eval-mode both --bootstrap 1000 --out prescreen.json":
         Check("run", r"wrote prescreen\.json: DR 0\.12, FPR 0\.0, .*scored 100/100"),
@@ -81,7 +83,7 @@ COMMANDS: dict[str, Check] = {
         Check("not-here", help="python jobs/check_sources.py --help"),  # live sources: tests/clients/test_check_sources.py
     "python jobs/build_index.py --out index.parquet --dblp corpora/samples/index/dblp_sample.xml "
     "--bibtex corpora/samples/refs_sample.bib":
-        Check("run", r'"records": 29, "duplicates_dropped": 1, "per_origin": \{"dblp": 20, "bibtex": 9\}'),
+        Check("run", r'"records": 28, "duplicates_dropped": 2, "merged_by_reason": \{"doi": 1, "title_year_first_author": 1\}'),
     "python jobs/llm_replay_server.py serve --recording corpora/samples/replay_sample.jsonl --port 8399":
         Check("not-here", help="python jobs/llm_replay_server.py serve --help"),  # served: test_replay_server_serves_the_bundled_recording
     "python jobs/run_corpus.py --config configs/paper_audit.toml":
