@@ -54,7 +54,7 @@ class PredictionFile:
     format: str  # "prediction" | "per_entry"
     gold_labels: dict[str, str]  # per-entry files carry the gold label they were scored against
     total_wall_clock_seconds: float
-    total_api_calls: int
+    total_api_calls: int | None  # None when no line reported api_calls (not a made-up 0)
 
 
 def _lines(path: Path):
@@ -112,7 +112,7 @@ def read_predictions(
     seen: set[str] = set()
     fmt = ""
     wall = 0.0
-    calls = 0
+    calls: int | None = None
     for lineno, p in _lines(path):
         per_entry = "pred_label" in p or "pred_confidence" in p
         this_fmt = "per_entry" if per_entry else "prediction"
@@ -140,7 +140,8 @@ def read_predictions(
         if per_entry and p.get("gold_label") is not None:
             gold[key] = p["gold_label"]
         wall += float(p.get("wall_clock_seconds") or 0.0)
-        calls += int(p.get("api_calls") or 0)
+        if p.get("api_calls") is not None:
+            calls = (calls or 0) + int(p["api_calls"])
         sub = p.get("subtest_results")
         rows.append(
             dict(

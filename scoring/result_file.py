@@ -46,7 +46,7 @@ def score_prediction_file(
         "split_name": split,
         "predictions_file": str(predictions_path),
         "prediction_format": preds.format,
-        "mean_api_calls": preds.total_api_calls / n_pred if n_pred else None,
+        "mean_api_calls": preds.total_api_calls / n_pred if n_pred and preds.total_api_calls is not None else None,
         "cost_efficiency": n_pred / preds.total_wall_clock_seconds if preds.total_wall_clock_seconds > 0 else None,
         "num_gold_label_mismatches": sum(1 for k, g in preds.gold_labels.items() if truth_labels.get(k, g) != g),
     }
