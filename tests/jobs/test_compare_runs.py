@@ -1,0 +1,140 @@
+"""compare_runs.py: two stored runs that differ in one answer-changing argument give exactly the
+expected flips, their attribution, McNemar's p, and a report in the store and in both MLflow runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobs.compare_runs import main
+from storage.run_record import RECORD_VERSION, RunRecord, RunRecordError, differences
+from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
+from storage.store import Store
+from storage.tracking import log_system_run
+
+CORPUS = {"name": "tiny", "version": "v1", "split": "dev", "path": "tiny.jsonl", "items": 12, "unreadable": 0}
+# h0-h3 fabricated_doi (tier 1), h4-h7 wrong_venue (tier 2), v0-v3 valid
+TRUTH = ([(f"h{i}", "HALLUCINATED", "fabricated_doi", 1) for i in range(4)]
+         + [(f"h{i}", "HALLUCINATED", "wrong_venue", 2) for i in range(4, 8)]
+         + [(f"v{i}", "VALID", None, None) for i in range(4)])  # fmt: skip
+BEFORE = {**{f"h{i}": ("VALID", 0.8) for i in range(4)}, **{f"h{i}": ("HALLUCINATED", 0.9) for i in range(4, 8)},
+          "v0": ("VALID", 0.9), "v1": ("HALLUCINATED", 0.7), "v2": ("VALID", 0.9), "v3": ("VALID", 0.9)}
+AFTER = {**BEFORE, **{f"h{i}": ("HALLUCINATED", 0.85) for i in range(4)},  # 4 fixed
+         "v0": ("HALLUCINATED", 0.6),  # 1 broken
+         "v1": ("UNCERTAIN", 0.5),  # wrong -> wrong: label changed
+         "h6": ("HALLUCINATED", 0.6)}  # confidence only
+
+
+def write_run(store: Store, title_threshold: float, max_concurrency: int, answers: dict, snapshot: str,
+              model_of: dict[str, str]) -> str:  # fmt: skip
+    args = {"sources": ["offline_index"], "title_threshold": title_threshold, "max_concurrency": max_concurrency}
+    run_id = f"tiny@v1__field_match@t{title_threshold}__{snapshot}"
+    store.open_run(run_id, {"run_id": run_id, "schema_version": "1", "record_version": RECORD_VERSION,
+                            "corpus": CORPUS, "snapshot": snapshot, "code_revision": "a" * 40,
+                            "code": {"commit": "a" * 40, "dirty": False, "source_hash": None, "label": "a" * 40},
+                            "packages": {"rapidfuzz": "3.0.0"},
+                            "system": {"name": "field_match", "args": args, "label": "field_match",
+                                       "config_hash": f"t{title_threshold}"}})  # fmt: skip
+    truth = table_from_rows([dict(item_id=i, label=lab, hallucination_type=t, difficulty_tier=tier)
+                             for i, lab, t, tier in TRUTH], TRUTH_SCHEMA)  # fmt: skip
+    store.write_table(run_id, "truth", truth)
+    store.write_shard(run_id, 0, table_from_rows(
+        [dict(run_id=run_id, system="field_match", item_id=i, shard_id=0, label=lab, confidence=c,
+              model_id=model_of.get(i, "index-1"), cost_usd=0.001) for i, (lab, c) in answers.items()],
+        OUTPUT_SCHEMA))  # fmt: skip
+    store.close_run(run_id, "complete", items=12, expected=12, errored=0, failed_shards=0)
+    return run_id
+
+
+@pytest.fixture
+def runs(tmp_path):
+    store = Store(str(tmp_path / "runs"))
+    a = write_run(store, 0.9, 8, BEFORE, "2026-11-01", {})
+    b = write_run(store, 0.5, 16, AFTER, "2026-11-01", {"h0": "index-2"})
+    return store, a, b
+
+
+def test_flips_attribution_and_mcnemar(runs, tmp_path, capsys):
+    store, a, b = runs
+    assert main([a, b, "--storage", store.uri, "--tracking-uri", "none", "--bootstrap", "300"]) == 0
+    out = json.loads((tmp_path / "runs" / "comparisons" / f"{a}__vs__{b}" / "comparison.json").read_text())
+    # max_concurrency is a runtime argument of field_match: only the threshold differs
+    assert out["differences"] == [["system.args.title_threshold", 0.9, 0.5]]
+    changes = {c["item_id"]: c for c in out["changes"]}
+    assert {k: c["change"] for k, c in changes.items()} == {
+        "h0": "fixed", "h1": "fixed", "h2": "fixed", "h3": "fixed", "v0": "broken", "v1": "label changed",
+        "h6": "confidence only"}
+    assert changes["h0"]["attributed_to"] == "model_id: index-1 -> index-2"  # per-item provenance wins
+    assert changes["h1"]["attributed_to"] == "system.args.title_threshold: 0.9 -> 0.5"
+    assert changes["v1"]["label_before"] == "HALLUCINATED" and changes["v1"]["label_after"] == "UNCERTAIN"
+    # McNemar exact: 4 fixed vs 1 broken -> 2 * P(X <= 1 | n=5, 1/2) = 2 * 6/32
+    assert out["mcnemar"] == {"fixed": 4, "broken": 1, "p_value": pytest.approx(0.375)}
+    counts = {r["stratum"]: r for r in out["counts"]}
+    assert counts["all"]["n"] == 12 and counts["all"]["fixed"] == 4 and counts["all"]["broken"] == 1
+    assert counts["type=fabricated_doi"]["fixed"] == 4 and counts["tier=1"]["fixed"] == 4
+    assert counts["type=wrong_venue"]["confidence only"] == 1 and counts["tier=2"]["fixed"] == 0
+    assert counts["valid"]["broken"] == 1 and counts["valid"]["label changed"] == 1
+    # DR went from 4/8 to 8/8: the paired bootstrap sees after - before = +0.5
+    dr = next(p for p in out["paired"] if p["metric"] == "detection_rate")
+    assert dr["diff"] == pytest.approx(0.5) and dr["diff_ci"][0] > 0
+    assert out["after"]["outcome"]["cost_usd"] == pytest.approx(0.012)
+    md = (tmp_path / "runs" / "comparisons" / f"{a}__vs__{b}" / "comparison.md").read_text()
+    assert "| h0 | HALLUCINATED | fabricated_doi | 1 | VALID | HALLUCINATED |" in md
+    html = (tmp_path / "runs" / "comparisons" / f"{a}__vs__{b}" / "comparison.html").read_text()
+    assert html.startswith("<!doctype html>") and "<script" not in html and "title_threshold" in html
+    assert "4 fixed, 1 broken" in capsys.readouterr().out
+
+
+def test_identical_runs_have_no_changes_and_say_so(runs, tmp_path):
+    store, a, _ = runs
+    assert main([a, a, "--storage", store.uri, "--tracking-uri", "none", "--bootstrap", "0"]) == 0
+    out = json.loads((tmp_path / "runs" / "comparisons" / f"{a}__vs__{a}" / "comparison.json").read_text())
+    assert out["changes"] == [] and out["differences"] == [] and out["mcnemar"]["p_value"] == 1.0
+
+
+def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    store, a, b = runs
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "x.txt").write_text("x")
+    ml = {r: log_system_run(uri, "scrutineer", run_id=r, run_name=r, params={}, metrics={}, artifact_dir=art,
+                            tags={"storage": store.uri_of(r)}) for r in (a, b)}  # fmt: skip
+    # BEFORE by its MLflow run id (no --storage: the storage tag says where), AFTER by its folder
+    assert main([ml[a], store.uri_of(b), "--tracking-uri", uri, "--bootstrap", "0"]) == 0
+    client = MlflowClient(tracking_uri=uri)
+    key = f"comparisons/{a}__vs__{b}"
+    for r in (a, b):
+        names = sorted(f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(ml[r], key))
+        assert names == ["changes.csv", "comparison.html", "comparison.json", "comparison.md"]
+    local = client.download_artifacts(ml[b], f"{key}/changes.csv", str(tmp_path / "dl"))
+    assert "h0,HALLUCINATED,fabricated_doi,1,VALID,HALLUCINATED" in Path(local).read_text()
+
+
+def test_unknown_run_and_old_manifest_exit_2(runs, tmp_path, capsys):
+    store, a, _ = runs
+    assert main([a, "nope", "--storage", store.uri, "--tracking-uri", "none"]) == 2
+    assert "nope: no such run" in capsys.readouterr().err
+    store.write_json("old", "manifest.json", {"corpus": CORPUS, "snapshot": "2025-01-01"})
+    assert main([a, "old", "--storage", store.uri, "--tracking-uri", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "old/manifest.json: no 'run_id' field" in err and "Traceback" not in err
+
+
+def test_record_reads_old_manifests_and_refuses_newer_ones():
+    base = {"run_id": "r", "corpus": CORPUS, "snapshot": "2026-01-01", "code_revision": "b" * 40 + "+dirty",
+            "system": {"name": "field_match", "args": {"title_threshold": 0.9, "max_concurrency": 4}}}
+    old = RunRecord.from_stored(base, None, storage_uri="/x/r", runtime_arg_names=("max_concurrency",))
+    assert old.code.commit == "b" * 40 and old.code.packages is None and old.outcome.status == "running"
+    assert old.system.answer_args == {"title_threshold": 0.9} and old.system.runtime_args == {"max_concurrency": 4}
+    newer = RunRecord.from_stored({**base, "packages": {"rapidfuzz": "3.1"}}, {"status": "complete", "items": 12,
+                                  "expected": 12}, storage_uri="/x/r")  # fmt: skip
+    assert newer.outcome.complete
+    # package versions are compared only when both records state them
+    assert differences(old, newer) == [("system.args.max_concurrency", None, 4)]  # runtime only in `old`
+    with pytest.raises(RunRecordError, match=r"m.json: record_version 99 is newer"):
+        RunRecord.from_stored({**base, "record_version": 99}, None, storage_uri="/x", source="m.json")
