@@ -2,19 +2,56 @@
 
 - A stored run's MLflow runs are found by the `scrutineer.run_id` tag (`RUN_ID_TAG`), in any
   experiment; the `storage` tag says where the run's records are.
+- The experiment carries `mlflow.experimentKind = custom_model_development` (MLflow 3's UI
+  opens an experiment on its runs only with it; without it, it opens on traces).
+- A metric's 95% interval is logged beside it as `<metric>_ci_low` / `<metric>_ci_high`; values
+  are rounded to `DIGITS` decimals (a stored float's last bits are noise in the UI); NaN and None
+  are not logged at all (an undefined number is absent, not 0).
+- Params, metrics and tags go in one `MlflowClient.log_batch` call (the client chunks it).
 - Artifacts that concern a stored run after it finished (a comparison with another run) are
   logged to its MLflow run under a folder of their own.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from storage.tracking import RUN_ID_TAG
+from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, metric_key
+
+__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "DIGITS", "batch_entities", "ci_metrics"]
 
 STORAGE_TAG = "storage"
+DIGITS = 6
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def ci_metrics(metric_rows: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """`<key>_ci_low` / `<key>_ci_high` for every METRIC_SCHEMA row with a finite interval."""
+    out: dict[str, float] = {}
+    for r in metric_rows:
+        key = metric_key(r["metric"], r["stratum"])
+        for bound in ("ci_low", "ci_high"):
+            if _finite(r.get(bound)):
+                out[f"{key}_{bound}"] = float(r[bound])
+    return out
+
+
+def batch_entities(metrics: dict[str, Any], params: dict[str, str], tags: dict[str, str]) -> tuple[list, list, list]:
+    """(metrics, params, tags) as MLflow entities for `log_batch`: metric values rounded, undefined ones left out."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    now = int(time.time() * 1000)
+    ms = [Metric(k, round(float(v), DIGITS), now, 0) for k, v in metrics.items() if _finite(v)]
+    return ms, [Param(k, str(v)) for k, v in params.items()], [RunTag(k, str(v)) for k, v in tags.items()]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.mlflow_conventions import ci_metrics
 from storage.result_json import result_json
 from storage.store import Store
 from storage.tracking import log_system_run, metric_key
@@ -140,6 +141,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             for r in metric_rows
             if system.published and r["value"] is not None and not (isinstance(r["value"], float) and math.isnan(r["value"]))
         }  # fmt: skip
+        metrics.update(ci_metrics(metric_rows) if system.published else {})  # <metric>_ci_low / _ci_high
         if system.scored:  # a failed system gets no metrics at all, not a row of zeros
             metrics.update(num_outage_items=float(system.outage_items), num_errored=float(system.errored),
                            num_failed_shards=float(system.failed_shards))  # fmt: skip
