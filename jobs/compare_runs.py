@@ -93,6 +93,7 @@ def load_side(store: Any, run_id: str):
     try:
         record = RunRecord.from_stored(manifest, store.read_json(run_id, "status.json"), storage_uri=store.uri_of(run_id),
                                        runtime_arg_names=entry.runtime_args if entry else None, cost_usd=cost,
+                                       default_args=entry.effective_args() if entry else None,
                                        source=store.uri_of(run_id, "manifest.json"))  # fmt: skip
     except RunRecordError as e:
         raise CompareError(str(e)) from None

@@ -89,10 +89,13 @@ class RunRecord(_Model):
 
     @classmethod
     def from_stored(cls, manifest: dict[str, Any], status: dict[str, Any] | None, *, storage_uri: str,
-                    runtime_arg_names: tuple[str, ...] | None = None, cost_usd: float | None = None,
+                    runtime_arg_names: tuple[str, ...] | None = None, default_args: dict[str, Any] | None = None,
+                    cost_usd: float | None = None,
                     source: str = "manifest.json") -> RunRecord:  # fmt: skip
         """The record of a stored run. `runtime_arg_names` splits the system's args (the registry's
-        declared runtime args); without it the manifest's `system.runtime_args` is used, else none."""
+        declared runtime args); without it the manifest's `system.runtime_args` is used, else none.
+        `default_args` (the factory's defaults) fill the arguments a run left unset, so a run that
+        states a default and one that omits it have the same answer arguments."""
         version = manifest.get("record_version", RECORD_VERSION)
         if not isinstance(version, int) or version > RECORD_VERSION:
             raise RunRecordError(f"{source}: record_version {version!r} is newer than this code reads "
@@ -106,7 +109,7 @@ class RunRecord(_Model):
             raise RunRecordError(f"{source}: field 'system' lacks 'name' or 'args'")
         args = dict(system.get("args") or {})
         runtime = set(runtime_arg_names if runtime_arg_names is not None else system.get("runtime_args") or ())
-        answer = {k: v for k, v in args.items() if k not in runtime}
+        answer = {k: v for k, v in {**(default_args or {}), **args}.items() if k not in runtime}
         code = manifest.get("code") or {}
         label = str(code.get("label") or manifest.get("code_revision") or "unknown")
         status = status or {}
@@ -155,7 +158,7 @@ def args_hash(name: str, args: dict[str, Any]) -> str:
 
 
 def _canon(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict | list) else value
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict | list | tuple) else value
 
 
 def _commit_of(label: str) -> str | None:

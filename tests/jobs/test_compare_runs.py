@@ -4,6 +4,7 @@ expected flips, their attribution, McNemar's p, and a report in the store and in
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,50 @@ def test_record_reads_old_manifests_and_refuses_newer_ones():
     assert differences(old, newer) == [("system.args.max_concurrency", None, 4)]  # runtime only in `old`
     with pytest.raises(RunRecordError, match=r"m.json: record_version 99 is newer"):
         RunRecord.from_stored({**base, "record_version": 99}, None, storage_uri="/x", source="m.json")
+
+
+@pytest.mark.heavy
+def test_two_real_runs_differing_in_closed_world(ray_head, tmp_path):
+    """run_corpus.py twice on the bundled sample (offline index), field_match open vs closed world:
+    the only difference is `closed_world`, and every flip is an UNCERTAIN that became a verdict."""
+    from mlflow.tracking import MlflowClient
+
+    from tests.helpers.run_job import run_job
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    common = ["--snapshot", "2026-11-01", "--bootstrap", "0", "--tracking-uri", uri, "--workers", "1"]
+    fm = "field_match:index_path=corpora/samples/real_references.jsonl"
+    for systems in (fm, fm + ",closed_world=true"):
+        done = run_job("run_corpus.py", "--systems", systems, *common, cwd=tmp_path, env=ray_head.env())
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    store = Store(str(tmp_path / "runs"))
+    open_run, closed_run = sorted((p.name for p in (tmp_path / "runs").iterdir() if (p / "manifest.json").exists()),
+                                  key=lambda r: "closed_world" in json.dumps(store.read_json(r, "manifest.json")))
+    manifest = store.read_json(closed_run, "manifest.json")
+    assert manifest["record_version"] == RECORD_VERSION and "rapidfuzz" in manifest["packages"]
+    done = run_job("compare_runs.py", open_run, closed_run, "--storage", store.uri, "--tracking-uri", uri,
+                   "--bootstrap", "200", cwd=tmp_path, env=ray_head.env())  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = json.loads((tmp_path / "runs" / "comparisons" / f"{open_run}__vs__{closed_run}" / "comparison.json")
+                     .read_text())  # fmt: skip
+    assert out["differences"] == [["system.args.closed_world", False, True]]
+    before = {r["item_id"]: r["label"] for r in store.read_outputs(open_run).to_pylist()}
+    after = {r["item_id"]: r["label"] for r in store.read_outputs(closed_run).to_pylist()}
+    expected = {i for i in before if before[i] != after[i]}
+    assert expected and {c["item_id"] for c in out["changes"] if c["change"] != "confidence only"} == expected
+    assert all(c["attributed_to"] == "system.args.closed_world: False -> True" for c in out["changes"])
+    # measured on the bundled sample: closed world turns 5 UNCERTAIN fabrications and one VALID into
+    # HALLUCINATED, all correct: 6 fixed, 0 broken, McNemar p = 2 * 0.5**6
+    assert Counter((before[i], after[i]) for i in expected) == {("UNCERTAIN", "HALLUCINATED"): 5,
+                                                                ("VALID", "HALLUCINATED"): 1}
+    assert out["mcnemar"] == {"fixed": 6, "broken": 0, "p_value": pytest.approx(2 * 0.5**6)}
+    assert out["counts"][0] == {"stratum": "all", "n": 100, "fixed": 6, "broken": 0, "label changed": 0,
+                                "confidence only": 0}
+    client = MlflowClient(tracking_uri=uri)
+    for run_id in (open_run, closed_run):
+        (ml,) = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                                   filter_string=f"tags.`scrutineer.run_id` = '{run_id}'")  # fmt: skip
+        key = f"comparisons/{open_run}__vs__{closed_run}"
+        names = {a.path.rsplit("/", 1)[-1] for a in client.list_artifacts(ml.info.run_id, key)}
+        assert {"comparison.html", "comparison.md"} <= names
+    assert "6 fixed, 0 broken" in done.stdout
