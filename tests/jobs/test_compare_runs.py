@@ -186,3 +186,27 @@ def test_two_real_runs_differing_in_closed_world(ray_head, tmp_path):
         names = {a.path.rsplit("/", 1)[-1] for a in client.list_artifacts(ml.info.run_id, key)}
         assert {"comparison.html", "comparison.md"} <= names
     assert "6 fixed, 0 broken" in done.stdout
+
+
+@pytest.mark.heavy
+def test_drift_reruns_on_a_new_snapshot_and_compares(ray_head, tmp_path):
+    """drift.py reruns the stored config on another snapshot: against the offline index nothing
+    changes, and the snapshot is the only recorded difference."""
+    from tests.helpers.run_job import run_job
+
+    fm = "field_match:index_path=corpora/samples/real_references.jsonl"
+    done = run_job("run_corpus.py", "--systems", fm, "--snapshot", "2026-11-01", "--bootstrap", "0",
+                   "--tracking-uri", "none", "--workers", "1", cwd=tmp_path, env=ray_head.env())  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (old,) = [p.name for p in (tmp_path / "runs").iterdir() if (p / "manifest.json").exists()]
+    same = run_job("drift.py", old, "--storage", "runs", "--snapshot", "2026-11-01", "--tracking-uri", "none",
+                   cwd=tmp_path, env=ray_head.env())  # fmt: skip
+    assert same.returncode == 2 and "already on snapshot 2026-11-01" in same.stderr
+    done = run_job("drift.py", old, "--storage", "runs", "--snapshot", "2026-11-02", "--tracking-uri", "none",
+                   "--bootstrap", "0", cwd=tmp_path, env=ray_head.env())  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    new = old.replace("2026-11-01", "2026-11-02")
+    out = json.loads((tmp_path / "runs" / "comparisons" / f"{old}__vs__{new}" / "comparison.json").read_text())
+    assert out["differences"] == [["snapshot", "2026-11-01", "2026-11-02"]]
+    assert out["changes"] == [] and out["shared"] == 100
+    assert "differs: snapshot: 2026-11-01 -> 2026-11-02" in done.stdout
