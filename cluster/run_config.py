@@ -80,7 +80,7 @@ class RunConfig(BaseModel):
     tracking_uri: str | None = Field(
         None, description="MLflow tracking URI (default: sqlite file under ./mlruns); 'none' disables tracking"
     )
-    experiment: str = Field("scrutineer", description="MLflow experiment name")
+    experiment: str = Field("scrutineer/{corpus}", description="MLflow experiment name; {corpus} becomes the corpus name")
     snapshot: str = Field(
         default_factory=lambda: dt.datetime.now(dt.UTC).date().isoformat(),
         description="Snapshot date (YYYY-MM-DD): part of the run identity; the same snapshot resumes",

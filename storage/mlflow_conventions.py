@@ -2,6 +2,8 @@
 
 - A stored run's MLflow runs are found by the `scrutineer.run_id` tag (`RUN_ID_TAG`), in any
   experiment; the `storage` tag says where the run's records are.
+- One experiment per corpus: the configured name's `{corpus}` (default `scrutineer/{corpus}`)
+  becomes the corpus name, so a corpus's runs over time sit side by side.
 - The experiment carries `mlflow.experimentKind = custom_model_development` (MLflow 3's UI
   opens an experiment on its runs only with it; without it, it opens on traces).
 - A metric's 95% interval is logged beside it as `<metric>_ci_low` / `<metric>_ci_high`; values
@@ -24,10 +26,16 @@ from typing import Any
 
 from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, metric_key
 
-__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "DIGITS", "batch_entities", "ci_metrics"]
+__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "DIGITS", "batch_entities", "ci_metrics",
+           "experiment_name"]
 
 STORAGE_TAG = "storage"
 DIGITS = 6
+
+
+def experiment_name(configured: str, corpus: str) -> str:
+    """The MLflow experiment of a corpus's runs: `configured` with `{corpus}` filled in."""
+    return configured.replace("{corpus}", corpus)
 
 
 def _finite(value: Any) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.mlflow_conventions import ci_metrics
+from storage.mlflow_conventions import ci_metrics, experiment_name
 from storage.result_json import result_json
 from storage.store import Store
 from storage.tracking import log_system_run, metric_key
@@ -158,7 +158,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             "config": run.manifest["config"],
         }
         system.mlflow_run_id = log_system_run(
-            tracking_uri, experiment, run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
+            tracking_uri, experiment_name(experiment, params["corpus"]), run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
             params=params, metrics=metrics, artifact_dir=artifact_dir,
             tags={"status": system.status, "storage": store.uri_of(system.run_id),
                   **({"first_error": system.first_error[:5000]} if system.first_error else {})},

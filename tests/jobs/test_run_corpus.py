@@ -48,7 +48,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlruns/mlflow.db")
-    experiment = client.get_experiment_by_name("scrutineer")
+    experiment = client.get_experiment_by_name("scrutineer/citations_sample")
     mlflow_runs = client.search_runs([experiment.experiment_id])
     assert len(mlflow_runs) == 3
     by_system = {r.data.params["system"]: r for r in mlflow_runs}
@@ -64,7 +64,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     assert "[resume] 10 of 10 shards already finished" in again.stdout or "already finished" in again.stdout
     shards = sum(len(Store(str(tmp_path / "runs")).finished_shards(r.name)) for r in runs)
     assert f"all {shards} shards already done (resumed)" in again.stdout and "ETA ?" not in again.stdout
-    assert len(client.search_runs([experiment.experiment_id])) == 2  # same runs, not new ones
+    assert len(client.search_runs([experiment.experiment_id])) == 3  # same runs, not new ones
 
 
 def test_malformed_input_is_recorded_and_the_run_goes_on(ray_head, tmp_path):
