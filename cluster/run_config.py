@@ -7,6 +7,7 @@ snapshot; workers, shard size and attempts are resources.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -79,7 +80,7 @@ class RunConfig(BaseModel):
     tracking_uri: str | None = Field(
         None, description="MLflow tracking URI (default: sqlite file under ./mlruns); 'none' disables tracking"
     )
-    experiment: str = Field("scrutineer", description="MLflow experiment name")
+    experiment: str = Field("scrutineer/{corpus}", description="MLflow experiment name; {corpus} becomes the corpus name")
     snapshot: str = Field(
         default_factory=lambda: dt.datetime.now(dt.UTC).date().isoformat(),
         description="Snapshot date (YYYY-MM-DD): part of the run identity; the same snapshot resumes",
@@ -116,16 +117,20 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def load_config(path: str | Path | None) -> RunConfig:
-    """Read a TOML run config; relative corpus paths are taken relative to the config file."""
+    """Read a TOML (or JSON) run config; relative corpus paths are taken relative to the config file."""
     if path is None:
         return RunConfig()
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        # .json: a stored run's config as written in its manifest (jobs/drift.py replays it)
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON: {exc}") from exc
     corpus_path = data.get("corpus", {}).get("path")
     if corpus_path and not Path(corpus_path).is_absolute() and not corpus_path.startswith(("s3://", "file://")):
         candidate = (path.parent / corpus_path).resolve()

@@ -13,9 +13,10 @@ from typing import Any
 from cluster.outage_retry import plan_outage_retries
 from cluster.run_config import RunConfig
 from cluster.shards import ShardTask, plan_ranges
-from storage.code_revision import code_revision
+from storage.code_revision import current_revision
 from storage.redaction import redact
 from storage.run_id import make_run_id
+from storage.run_record import RECORD_VERSION, answer_packages
 from storage.schemas import SCHEMA_VERSION
 from storage.store import Store
 
@@ -71,7 +72,8 @@ def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[st
 
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
     store = Store(config.storage)
-    revision = code_revision()
+    revision = current_revision()
+    packages = answer_packages()  # versions of the dependencies that change answers (storage/run_record.py)
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
     for spec, run_id in zip(specs, planned_run_ids(config, corpus, specs), strict=True):
@@ -85,7 +87,10 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
                 "snapshot": config.snapshot,
                 "shard_size": config.shard_size,
                 "num_shards": len(ranges),
-                "code_revision": revision,
+                "code_revision": revision.label,
+                "record_version": RECORD_VERSION,
+                "code": revision.to_dict(),
+                "packages": packages,
                 "config": config.model_dump(),
             }
         )  # fmt: skip

@@ -76,7 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--storage", help="output location: a path, file:// or s3://bucket/prefix (default ./runs)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: SCRUTINEER_TRACKING_URI or MLFLOW_TRACKING_URI, "
                    "else sqlite under ./mlruns; 'none' disables)")
-    p.add_argument("--experiment", help="MLflow experiment name (default scrutineer)")
+    p.add_argument("--experiment", help="MLflow experiment name (default scrutineer/{corpus}: one per corpus)")
     p.add_argument("--snapshot", help="snapshot date YYYY-MM-DD, part of the run id (default: today, UTC)")
     p.add_argument("--workers", type=int, help="number of Ray worker actors (default 2)")
     p.add_argument("--cpus-per-worker", type=float, help="Ray CPUs per worker (default 1; e.g. 0.25 for I/O-bound systems)")

@@ -2,8 +2,10 @@
 
 Both systems are scored on the same resamples (HALLMARK's stream: see `scoring.bootstrap`), so
 the difference's distribution carries the pairing. The p-value is one-sided, H0: metric_A <=
-metric_B, p = share of resamples with delta <= 0 (HALLMARK's convention); `p_two_sided` doubles
-it (capped at 1). Cohen's h = 2 asin(sqrt(a)) - 2 asin(sqrt(b)) for proportions; for a metric
+metric_B, p = share of resamples with delta <= 0 (HALLMARK's convention). `p_two_sided` doubles
+the smaller tail, 2 * min(P(delta <= 0), P(delta >= 0)) capped at 1, so it does not depend on
+which system is named first (swapping A and B negates delta and its interval, nothing else);
+doubling only the lower tail made it 1.0 whenever A was the worse system. Cohen's h = 2 asin(sqrt(a)) - 2 asin(sqrt(b)) for proportions; for a metric
 outside [0, 1] (MCC below 0) it falls back to the raw difference, as HALLMARK does.
 """
 
@@ -63,7 +65,8 @@ def paired_bootstrap(
     d = bootstrap_samples(strata_of(a.htype), stat, n_resamples, seed)["d"]
     d = d[np.isfinite(d)]
     p1 = float(np.mean(d <= 0)) if d.size else 1.0
+    p_upper = float(np.mean(d >= 0)) if d.size else 1.0
     return PairedComparison(
-        names[0], names[1], metric, pa_, pb_, pa_ - pb_, percentile_interval(d), p1, min(1.0, 2 * p1),
+        names[0], names[1], metric, pa_, pb_, pa_ - pb_, percentile_interval(d), p1, min(1.0, 2 * min(p1, p_upper)),
         cohens_h(pa_, pb_), n_resamples,
     )

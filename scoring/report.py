@@ -2,7 +2,9 @@
 
 Writes into `out_dir`: `report.md` and `report.html` and the tables as CSV and JSON
 (`leaderboard.*`, `said.csv`, `subtests.csv`, `per_type.csv`, `per_tier.csv`, `ppv_sweep.csv`,
-`fold_ablation.*`, `mde.csv`) and the PNGs (`type_heatmap.png`, `tier_bars.png`,
+`fold_ablation.*`, `mde.csv`, `pairwise.csv` and `ranking.csv` with two or more scored systems:
+paired bootstrap CIs of their MCC differences with Holm and BH adjusted p-values, and a
+Plackett–Luce ranking with bootstrap CIs, see `scoring.system_comparisons`) and the PNGs (`type_heatmap.png`, `tier_bars.png`,
 `ppv_prevalence.png`, `risk_coverage.png`; `said_bars.png` on an unlabelled corpus).
 Everything is rebuilt from the `CitationScore`s and the `ReportContext` alone. Returns the
 written paths (log them as MLflow artifacts).
@@ -32,6 +34,7 @@ from scoring.prevalence import DEFAULT_PREVALENCES, ppv_sweep
 from scoring.report_context import ReportContext
 from scoring.report_figures import ppv_curves, risk_coverage_curves, said_bars, tier_bars, type_heatmap
 from scoring.risk_coverage import risk_coverage
+from scoring.system_comparisons import pairwise_rows, ranking_rows
 from scoring.taxonomy_fold import fold_ablation
 from storage.result_json import result_json
 
@@ -179,6 +182,8 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
                  for f in folds]
     paths += _write_csv(out_dir / "fold_ablation.csv", fold_rows)
     paths.append(_write_json(out_dir / "fold_ablation.json", fold_rows))
+    pairs, ranks = _comparison_rows(plotted)
+    paths += _write_csv(out_dir / "pairwise.csv", pairs) + _write_csv(out_dir / "ranking.csv", ranks)
 
     figs = []
     if plotted:
@@ -190,9 +195,20 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
     paths += figs
 
     doc = _Document(title, scores, board, fold_rows, said, subtests, context)
+    doc.pairs, doc.ranks = pairs, ranks
     (out_dir / "report.md").write_text(doc.markdown([p.name for p in figs]), encoding="utf-8")
     (out_dir / "report.html").write_text(doc.html(figs), encoding="utf-8")
     return [out_dir / "report.md", out_dir / "report.html", *paths]
+
+
+def _comparison_rows(plotted: list[CitationScore]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pairwise tests (resamples: the run's bootstrap size; none without one) and the ranking."""
+    if len(plotted) < 2:
+        return [], []
+    entries = {s.system: s.entries for s in plotted}
+    n, seed = plotted[0].n_bootstrap, plotted[0].seed
+    pairs = pairwise_rows(entries, eval_mode=plotted[0].eval_mode, n_resamples=n, seed=seed) if n else []
+    return pairs, ranking_rows(entries, n_resamples=min(n, 200), seed=seed)
 
 
 def _said_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
@@ -237,6 +253,8 @@ class _Document:
         self.title, self.scores, self.board, self.fold_rows = title, scores, board, fold_rows
         self.said, self.subtests, self.context = said, subtests, context
         self.labelled = any(s.labelled for s in scores)
+        self.pairs: list[dict[str, Any]] = []
+        self.ranks: list[dict[str, Any]] = []
 
     def header(self) -> list[str]:
         """Run facts, completeness first: a withheld run says so before anything else."""
@@ -289,6 +307,19 @@ class _Document:
         head = ["fold", "Kendall tau vs as shipped", "systems moved", "ranking (by MCC)"]
         return head, [[r["fold"], _fmt(r["kendall_tau"]), str(r["moved"]), r["ranking"]] for r in self.fold_rows]
 
+    def pair_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["A", "B", f"{SHORT.get(self.pairs[0]['metric'], self.pairs[0]['metric'])} A - B", "95% CI", "p",
+                "p (Holm)", "q (BH)"]  # fmt: skip
+        return head, [[r["system_a"], r["system_b"], f"{r['diff']:+.3f}", f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                       _fmt(r["p"]), _fmt(r["p_holm"]), _fmt(r["p_bh"])] for r in self.pairs]  # fmt: skip
+
+    def rank_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["rank", "system", "strength", "95% CI", "rank 95% CI"]
+        return head, [[str(r["rank"]), r["system"], _fmt(r["strength"]),
+                       f"[{_fmt(r['strength_ci_low'])}, {_fmt(r['strength_ci_high'])}]" if r["strength_ci_low"]
+                       is not None else "n/a", f"{r['rank_ci_low']}-{r['rank_ci_high']}" if r["rank_ci_low"]
+                       is not None else "n/a"] for r in self.ranks]  # fmt: skip
+
     def sections(self) -> list[tuple[str, Any]]:
         """(heading, content) in order; content is a paragraph list or a (head, body) table."""
         out: list[tuple[str, Any]] = []
@@ -301,6 +332,10 @@ class _Document:
             out.append(("Per-field checks", self.subtest_table()))
         if self.labelled and self.fold_rows:
             out.append(("Taxonomy-fold ablation", self.fold_table()))
+        if self.labelled and self.pairs:
+            out.append(("Paired comparisons between systems", self.pair_table()))
+        if self.labelled and self.ranks:
+            out.append(("Ranking (Plackett–Luce on per-entry correctness)", self.rank_table()))
         return out
 
     def markdown(self, figs: list[str]) -> str:

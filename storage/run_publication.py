@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.mlflow_conventions import ci_metrics, experiment_name
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.store import Store
@@ -147,6 +148,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             for r in metric_rows
             if system.published and r["value"] is not None and not (isinstance(r["value"], float) and math.isnan(r["value"]))
         }  # fmt: skip
+        metrics.update(ci_metrics(metric_rows) if system.published else {})  # <metric>_ci_low / _ci_high
         if system.scored:  # a failed system gets no metrics at all, not a row of zeros
             metrics.update(num_outage_items=float(system.outage_items), num_errored=float(system.errored),
                            num_failed_shards=float(system.failed_shards))  # fmt: skip
@@ -167,7 +169,8 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             continue
         try:
             system.mlflow_run_id = log_system_run(
-                tracking_uri, experiment, run_id=system.run_id, run_name=f"{system.system} · {params['corpus']}",
+                tracking_uri, experiment_name(experiment, params["corpus"]), run_id=system.run_id,
+                run_name=f"{system.system} · {params['corpus']}",
                 params=params, metrics=metrics, artifact_dir=artifact_dir,
                 tags={"status": system.status, "storage": store.uri_of(system.run_id),
                       **({"first_error": system.first_error[:5000]} if system.first_error else {})},

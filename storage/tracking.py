@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from storage.redaction import redact
+
+EXPERIMENT_KIND_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 
 RUN_ID_TAG = "scrutineer.run_id"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
@@ -46,7 +47,8 @@ def _experiment_id(client, name: str, tracking_uri: str) -> str:
         # Keep local artifacts beside the local store instead of the process's cwd.
         db_path = Path(tracking_uri.removeprefix("sqlite:///"))
         artifact_location = (db_path.parent / "artifacts").resolve().as_uri()
-    return client.create_experiment(name, artifact_location=artifact_location)
+    # MLflow 3's UI opens an experiment on its runs only with this tag (storage/mlflow_conventions.py)
+    return client.create_experiment(name, artifact_location=artifact_location, tags=EXPERIMENT_KIND_TAGS)
 
 
 def metric_key(metric: str, stratum: str) -> str:
@@ -81,18 +83,17 @@ def log_system_run(
     experiment_id = _experiment_id(client, experiment, tracking_uri)
     tags = redact(tags or {})
     found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'", max_results=1)
+    new_params: dict[str, str] = {}
     if found:
         mlflow_run_id = found[0].info.run_id
     else:
         run = client.create_run(experiment_id, run_name=run_name, tags={RUN_ID_TAG: run_id, **(tags or {})})
         mlflow_run_id = run.info.run_id
-        for key, value in flatten("", redact(params)).items():
-            client.log_param(mlflow_run_id, key[:250], value)
-    for key, value in metrics.items():
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            client.log_metric(mlflow_run_id, key, float(value))
-    for key, value in (tags or {}).items():
-        client.set_tag(mlflow_run_id, key, value)
+        new_params = {key[:250]: value for key, value in flatten("", redact(params)).items()}
+    # params (new runs only: MLflow refuses to change one), metrics and tags in one batch
+    from storage.mlflow_conventions import batch_entities
+
+    client.log_batch(mlflow_run_id, *batch_entities(metrics, new_params, tags or {}))
     client.log_artifacts(mlflow_run_id, str(artifact_dir))
     client.set_terminated(mlflow_run_id, status="FAILED" if failed else "FINISHED")
     return mlflow_run_id

@@ -61,7 +61,7 @@ def test_ray_job_submit_writes_s3_and_tracks_on_server(ray_head, moto_s3, mlflow
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=mlflow_server)
-    runs = client.search_runs([client.get_experiment_by_name("scrutineer").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id])
     assert [r.data.params["system"] for r in runs] == ["prescreen"]
     assert "detection_rate" in runs[0].data.metrics
     assert runs[0].data.params["code_revision"].startswith("src-")  # no .git in a submitted working_dir

@@ -48,7 +48,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlruns/mlflow.db")
-    experiment = client.get_experiment_by_name("scrutineer")
+    experiment = client.get_experiment_by_name("scrutineer/citations_sample")
     mlflow_runs = client.search_runs([experiment.experiment_id])
     assert len(mlflow_runs) == 3
     by_system = {r.data.params["system"]: r for r in mlflow_runs}
