@@ -184,7 +184,7 @@ def test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_l
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=db)
-    experiment = client.get_experiment_by_name("scrutineer")
+    experiment = client.get_experiment_by_name("scrutineer/citations_sample")
     runs = client.search_runs([experiment.experiment_id], filter_string=f"tags.`scrutineer.run_id` = '{run_dir.name}'")
     assert len(runs) == 1
     scores = json.loads((run_dir / "scores.json").read_text())

@@ -109,7 +109,7 @@ def test_a_job_submitted_to_the_head_shards_the_corpus_across_hosts(cluster: Net
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=cluster.mlflow_url)
-    runs = client.search_runs([client.get_experiment_by_name("scrutineer").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id])
     assert sorted(r.data.params["system"] for r in runs) == ["field_match", "prescreen"]
 
 
