@@ -58,6 +58,10 @@ COMMANDS: dict[str, Check] = {
     "python jobs/publish_run.py --storage ./runs --run-ids RUN_ID --tracking-uri http://127.0.0.1:5000":
         Check("test", "tests/faults/test_preflight.py::"
                       "test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_logs_it_later"),
+    "python jobs/compare_runs.py BEFORE_RUN_ID AFTER_RUN_ID --storage ./runs":
+        Check("test", "tests/jobs/test_compare_runs.py::test_two_real_runs_differing_in_closed_world"),
+    "python jobs/drift.py RUN_ID --storage ./runs":
+        Check("test", "tests/jobs/test_compare_runs.py::test_drift_reruns_on_a_new_snapshot_and_compares"),
     "bash infra/dev_services.sh start && source .dev-services/env.sh":
         Check("test", "tests/infra/test_dev_services.py::test_start_submit_stop_in_a_fresh_clone"),
     "ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml":
