@@ -56,26 +56,31 @@ def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
 def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
     systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate"})
-    det_head = ["reviewer", "total", *ERROR_TYPES, "scored", "unscored"]
+    det_head = ["reviewer", "total", *ERROR_TYPES, "scored", "undecided", "unscored"]
     det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))),
                  *[_fmt(idx.get((s, "detection_rate", f"type={t}"))) for t in ERROR_TYPES],
-                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "unscored_injections", "all")))]
+                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "undecided_injections", "all"))),
+                 _count(idx.get((s, "unscored_injections", "all")))]
                 for s in systems]
     sev_head = ["reviewer", "type", *SEVERITIES]
     sev_body = [[s, t, *[_fmt(idx.get((s, "detection_rate", f"type={t}|severity={v}")), 2) for v in SEVERITIES]]
                 for s in systems for t in ERROR_TYPES]
     fp_systems = sorted({r["system"] for r in rows if r["metric"] == "false_positive_rate" and r["stratum"] == "all"})
-    fp_head = ["reviewer", "FP rate [95% CI]", "false positives", "ambiguous", "flags"]
+    fp_head = ["reviewer", "FP rate [95% CI]", "false positives", "ambiguous", "adjudicated flags", "undecided"]
     fp_body = [[s, _fmt(idx[(s, "false_positive_rate", "all")]), _count(idx.get((s, "false_positive_count", "all"))),
-                _count(idx.get((s, "ambiguous_count", "all"))), str(idx[(s, "false_positive_rate", "all")]["n"])]
+                _count(idx.get((s, "ambiguous_count", "all"))), str(idx[(s, "false_positive_rate", "all")]["n"]),
+                _count(idx.get((s, "undecided_flags", "all")))]
                for s in fp_systems]
     judge_rows = [r for r in rows if r["system"] == "all" or r["metric"] not in ("pearson_r", "cohen_kappa")]
     return [
-        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples).",
+        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples). "
+         "Undecided injections (judges could not reach a verdict with evidence in the review) are out of the "
+         "denominator and counted.",
          (det_head, det_body)),
         ("Detection by severity", "Dose-response: detection rate per error type and severity (S1 subtle … S3 "
          "blatant).", (sev_head, sev_body)),
-        ("False-positive rate", "False-positive flags / all adjudicated flags on clean copies.", (fp_head, fp_body)),
+        ("False-positive rate", "False-positive flags / flags on clean copies that an independent adjudicator "
+         "rated; n/a when none was; undecided flags are counted, not rated.", (fp_head, fp_body)),
         ("Reviewer comparisons", "Paired paper-level bootstrap (10,000): difference and the share of resamples "
          "whose sign reverses (significant below 0.05).", _long(rows, ("detection_diff", "sign_reversal"))),
         ("Severity trend", "Page's L (mid-ranks), within-paper permutation p, Benjamini–Hochberg within each "

@@ -1,0 +1,32 @@
+"""Issue 15: undecided verdicts are counted beside every rate, never inside it; no judges -> n/a."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from scoring.paper_metrics import paper_audit_metrics
+from scoring.paper_report import _sections
+from storage.schemas import VERDICT_SCHEMA, table_from_rows
+
+
+def _row(paper: str, n: int, outcome: str, unanimous: bool | None = None) -> dict:
+    return {"run_id": "r", "system": "rev", "item_id": f"{paper}/copy-1", "unit_id": f"{paper}/copy-1/{n}",
+            "unit_kind": "injection", "outcome": outcome, "votes_json": "[]",
+            "detail_json": json.dumps({"paper_id": paper, "error_type": "numerics", "severity": "S2",
+                                       "escalated": False, "unanimous": unanimous})}
+
+
+def test_undecided_injections_leave_the_denominator_and_are_reported():
+    rows = [_row("P1", 1, "detected"), _row("P1", 2, "undecided"), _row("P1", 3, "undecided"),
+            _row("P2", 1, "missed"), _row("P2", 2, "unscored")]
+    metrics = paper_audit_metrics(table_from_rows(rows, VERDICT_SCHEMA), run_id="r", n_interval=50, n_paired=50,
+                                  n_permutations=10).to_pylist()
+    idx = {(m["system"], m["metric"], m["stratum"]): m for m in metrics}
+    assert idx[("rev", "detection_rate", "all")]["value"] == 0.5 and idx[("rev", "detection_rate", "all")]["n"] == 2
+    assert idx[("rev", "undecided_injections", "all")]["value"] == 2
+    assert idx[("rev", "unscored_injections", "all")]["value"] == 1
+    # Quote matches and empty reviews had no judges: unanimity is n/a, not 1.000.
+    assert math.isnan(idx[("rev", "unanimity_rate", "all")]["value"])
+    (_, _, (head, body)) = _sections(metrics)[0]
+    assert head[-2:] == ["undecided", "unscored"] and body[0][-2:] == ["2", "1"]
