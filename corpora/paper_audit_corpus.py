@@ -15,6 +15,7 @@ skipped, tex_engine}. The main file is named `main.tex` in the payload (its text
 from __future__ import annotations
 
 import asyncio
+import difflib
 import hashlib
 import json
 from collections.abc import Iterable
@@ -37,6 +38,12 @@ MAX_RULE_CANDIDATES = 60
 
 @dataclass(frozen=True)
 class Injection:
+    """One injected error. `start`/`end`/`original`/`injected` are the context window used to place
+    the edit uniquely (often ~20 characters for a 1-character change); `changed_start`/`changed_end`
+    are the offsets in the copy's file of exactly the characters the edit changed (a diff of the
+    window's old and new text; equal for a pure deletion), `changed_original`/`changed_injected`
+    their old and new text. Detection matching uses the changed span (issue 15)."""
+
     injection_id: str
     error_type: str
     severity: str
@@ -48,6 +55,19 @@ class Injection:
     injected: str
     rationale: str
     mechanism: str
+    changed_start: int = -1
+    changed_end: int = -1
+    changed_original: str = ""
+    changed_injected: str = ""
+
+
+def changed_span(original: str, injected: str) -> tuple[int, int, int, int]:
+    """(old_start, old_end, new_start, new_end): the region that differs, from the first to the last
+    difference a character diff (difflib) finds between the two texts."""
+    ops = [op for op in difflib.SequenceMatcher(None, original, injected, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return 0, 0, 0, 0
+    return ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
 
 
 @dataclass
@@ -78,12 +98,15 @@ class _CopyBuilder:
         delta = len(proposal.injected) - len(proposal.original)
         for r in self.records:
             if r["file"] == proposal.file and r["start"] >= start + len(proposal.original):
-                r["start"] += delta
-                r["end"] += delta
+                for key in ("start", "end", "changed_start", "changed_end"):
+                    r[key] += delta
         self.files[proposal.file] = text[:start] + proposal.injected + text[start + len(proposal.original) :]
+        o1, o2, n1, n2 = changed_span(proposal.original, proposal.injected)
         self.records.append({"file": proposal.file, "start": start, "end": start + len(proposal.injected),
                              "original": proposal.original, "injected": proposal.injected,
-                             "rationale": proposal.rationale})  # fmt: skip
+                             "rationale": proposal.rationale, "changed_start": start + n1, "changed_end": start + n2,
+                             "changed_original": proposal.original[o1:o2],
+                             "changed_injected": proposal.injected[n1:n2]})  # fmt: skip
         return None
 
 
