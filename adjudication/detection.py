@@ -21,7 +21,9 @@ unsure escalation, or an unsure/split panel with no escalation judge configured.
 injections are out of the detection-rate denominator and counted beside it
 (`scoring.paper_detection`). A reviewer that failed on the copy gets `unscored` for every
 injection, without calls. `unanimous` is None when no judge voted (quote matches, empty
-reviews), so agreement statistics over judges read n/a rather than 1.000.
+reviews), so agreement statistics over judges read n/a rather than 1.000. Each row's detail says
+whether the reviewer could see the injection (`visible`: its changed span inside the reviewer's
+recorded `shown_spans`; None when the reviewer saw the whole copy).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from rapidfuzz import fuzz
 
 from adjudication.judge import Judge, vote
 from adjudication.paper_source import paper_text
-from adjudication.quote_match import normalize, quote_matches
+from adjudication.quote_match import changed_span, normalize, quote_matches
 
 __all__ = ["DETECTION_PROMPT", "EVIDENCE_MIN_CHARS", "EVIDENCE_MIN_RATIO", "DetectionMatcher", "evidence_in_review",
            "majority"]
@@ -167,6 +169,17 @@ class DetectionMatcher:
                 "undecided_reason": f"escalation confidence {esc['confidence']} below {self.low_confidence}"}
         return ("detected" if esc["detected"] else "missed"), votes, extra
 
+    @staticmethod
+    def visible(injection: dict[str, Any], detail: dict[str, Any]) -> bool | None:
+        """Was the injection's changed span in what the reviewer was shown? None: the reviewer saw
+        the whole copy or did not record what it saw (`shown_spans`, a reviewer's detail)."""
+        spans = detail.get("shown_spans")
+        if not isinstance(spans, list):
+            return None
+        cs, ce = changed_span(injection)
+        f = injection.get("file")
+        return any(s.get("file") == f and int(s["start"]) <= cs and max(ce, cs + 1) <= int(s["end"]) for s in spans)
+
     async def adjudicate(self, output: dict[str, Any], truth: dict[str, Any], files: dict[str, str],
                          main_file: str) -> list[dict[str, Any]]:  # fmt: skip
         """Verdict rows (without run_id/system) for every injection of one copy and one review."""
@@ -174,7 +187,7 @@ class DetectionMatcher:
         detail = json.loads(output["detail_json"]) if output.get("detail_json") else {}
         for injection in truth.get("injections", []):
             base = {k: injection.get(k) for k in ("error_type", "severity", "subtype")}
-            base.update(paper_id=truth.get("paper_id"), copy=truth.get("copy"))
+            base.update(paper_id=truth.get("paper_id"), copy=truth.get("copy"), visible=self.visible(injection, detail))
             if output.get("error"):
                 outcome, votes = "unscored", []
                 extra = {"matched_by": None, "escalated": False, "unanimous": False,

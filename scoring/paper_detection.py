@@ -4,7 +4,9 @@ Detection rate (paper §3.1): detected / scored injections, where scored = detec
 injection on a copy the reviewer errored on is `unscored`, out of the denominator and counted in
 its own row (`unscored_injections`, value = count, n = all injection verdicts); an injection the
 judges could not decide (`undecided`: failed/unsure escalation, evidence not in the review) is
-likewise out of the denominator and counted beside every rate (`undecided_injections`). Strata: all, each
+likewise out of the denominator and counted beside every rate (`undecided_injections`). Stratum
+"visible=yes": over the injections the reviewer could see (a reviewer given a truncated paper
+records what it was shown), with `invisible_injections` counting the others. Strata: all, each
 error type, each severity, each type x severity; every known type and severity gets a row (NaN,
 n = 0 when empty). Intervals: 2,000 paper resamples.
 
@@ -71,6 +73,11 @@ def detection_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[s
         for name, keep in _strata(types, sevs):
             est = ratio_estimate(*detection_counts(mine, papers, keep), W)
             rows.append(metric_row(run_id, system, "detection_rate", name, est.value, est.ci, est.n))
+        # Over the injections the reviewer could see (its paper was cut to fit its context) beside all.
+        est = ratio_estimate(*detection_counts(mine, papers, lambda v: v.visible is not False), W)
+        rows.append(metric_row(run_id, system, "detection_rate", stratum(visible="yes"), est.value, est.ci, est.n))
+        rows.append(metric_row(run_id, system, "invisible_injections", stratum(), sum(v.visible is False for v in mine),
+                               n=len(mine)))
         unscored = sum(v.outcome not in ("detected", "missed", "undecided") for v in mine)
         rows.append(metric_row(run_id, system, "unscored_injections", stratum(), unscored, n=len(mine)))
         undecided = sum(v.outcome == "undecided" for v in mine)

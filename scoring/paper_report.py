@@ -56,11 +56,11 @@ def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
 def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
     systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate"})
-    det_head = ["reviewer", "total", *ERROR_TYPES, "scored", "undecided", "unscored"]
-    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))),
+    det_head = ["reviewer", "total", "visible only", *ERROR_TYPES, "scored", "undecided", "unscored", "not visible"]
+    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), _fmt(idx.get((s, "detection_rate", "visible=yes"))),
                  *[_fmt(idx.get((s, "detection_rate", f"type={t}"))) for t in ERROR_TYPES],
                  str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "undecided_injections", "all"))),
-                 _count(idx.get((s, "unscored_injections", "all")))]
+                 _count(idx.get((s, "unscored_injections", "all"))), _count(idx.get((s, "invisible_injections", "all")))]
                 for s in systems]
     sev_head = ["reviewer", "type", *SEVERITIES]
     sev_body = [[s, t, *[_fmt(idx.get((s, "detection_rate", f"type={t}|severity={v}")), 2) for v in SEVERITIES]]

@@ -49,6 +49,8 @@ class InjectionVerdict:
     escalated: bool
     unanimous: bool | None
     votes: tuple[Vote, ...] = field(default=())
+    visible: bool | None = None
+    """Was the changed span in what the reviewer was shown (None: the whole copy / not recorded)?"""
 
     @property
     def scored(self) -> bool:
@@ -137,7 +139,8 @@ def read_paper_verdicts(verdicts: pa.Table) -> PaperVerdicts:
                 system=row["system"], item_id=row["item_id"], unit_id=row["unit_id"], paper_id=paper,
                 outcome=row.get("outcome") or "unscored", error_type=detail.get("error_type"),
                 severity=detail.get("severity"), escalated=bool(detail.get("escalated", False)),
-                unanimous=None if unanimous is None else bool(unanimous), votes=votes))
+                unanimous=None if unanimous is None else bool(unanimous), votes=votes,
+                visible=None if detail.get("visible") is None else bool(detail["visible"])))
         else:
             flags.append(FlagVerdict(
                 system=row["system"], item_id=row["item_id"], unit_id=row["unit_id"], paper_id=paper,

@@ -91,7 +91,7 @@ def test_a_flag_quoting_the_injected_span_is_detected_without_judges(verdicts):
 def test_unanimous_confident_panel_is_final(verdicts):
     outcome, votes, detail = row(verdicts, "rev-A", 1)
     assert outcome == "detected" and detail == {"error_type": "mathematics", "severity": "S1", "subtype": "sign_flip",
-                                                "paper_id": "P1", "copy": 1, "matched_by": "panel",
+                                                "paper_id": "P1", "copy": 1, "visible": None, "matched_by": "panel",
                                                 "escalated": False, "unanimous": True}
     assert [v["family"] for v in votes] == ["a", "b", "c"] and all(v["detected"] for v in votes)
     outcome, _, detail = row(verdicts, "rev-C", 1)

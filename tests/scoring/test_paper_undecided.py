@@ -29,4 +29,19 @@ def test_undecided_injections_leave_the_denominator_and_are_reported():
     # Quote matches and empty reviews had no judges: unanimity is n/a, not 1.000.
     assert math.isnan(idx[("rev", "unanimity_rate", "all")]["value"])
     (_, _, (head, body)) = _sections(metrics)[0]
-    assert head[-2:] == ["undecided", "unscored"] and body[0][-2:] == ["2", "1"]
+    assert head[-3:] == ["undecided", "unscored", "not visible"] and body[0][-3:] == ["2", "1", "0"]
+
+
+def test_detection_is_reported_over_visible_injections_beside_all():
+    def vis(n: int, outcome: str, visible: bool | None) -> dict:
+        r = _row("P1", n, outcome)
+        d = json.loads(r["detail_json"]) | {"visible": visible}
+        return r | {"detail_json": json.dumps(d)}
+
+    rows = [vis(1, "detected", True), vis(2, "missed", False), vis(3, "missed", False), vis(4, "missed", None)]
+    metrics = paper_audit_metrics(table_from_rows(rows, VERDICT_SCHEMA), run_id="r", n_interval=50, n_paired=50,
+                                  n_permutations=10).to_pylist()
+    idx = {(m["metric"], m["stratum"]): m for m in metrics if m["system"] == "rev"}
+    assert idx[("detection_rate", "all")]["value"] == 0.25
+    assert idx[("detection_rate", "visible=yes")]["value"] == 0.5 and idx[("detection_rate", "visible=yes")]["n"] == 2
+    assert idx[("invisible_injections", "all")]["value"] == 2
