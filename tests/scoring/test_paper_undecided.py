@@ -28,7 +28,7 @@ def test_undecided_injections_leave_the_denominator_and_are_reported():
     assert idx[("rev", "unscored_injections", "all")]["value"] == 1
     # Quote matches and empty reviews had no judges: unanimity is n/a, not 1.000.
     assert math.isnan(idx[("rev", "unanimity_rate", "all")]["value"])
-    (_, _, (head, body)) = _sections(metrics)[0]
+    (_, _, (head, body)) = _sections(metrics)[1]
     assert head[-3:] == ["undecided", "unscored", "not visible"] and body[0][-3:] == ["2", "1", "0"]
 
 
