@@ -83,3 +83,13 @@ def test_a_proposer_failure_skips_the_cell_not_the_corpus():
     assert all("RuntimeError" in r or "rejected" in r or "no eligible" in r for r in reasons)
     assert "openai/broken" in proposer_config(Exploding())
     asyncio.run(asyncio.sleep(0))
+
+
+@pytest.mark.parametrize(("sentence", "is_ratio"), [
+    ("The separation is 5 and 7 mm.", False), ("The ratio is 5 to 7.", True), ("A manifold of 2 and 3.", False),
+    ("A twofold rise from 2 to 4.", True), ("A 3-fold rise from 2 to 6.", True), ("Sometimes 3 and 4.", False),
+])
+def test_ratio_statements_are_found_by_whole_words(sentence, is_ratio):
+    from corpora.paper_injectors_numerics import _RATIO_RE
+
+    assert bool(_RATIO_RE.search(sentence)) is is_ratio
