@@ -45,3 +45,19 @@ def test_detection_is_reported_over_visible_injections_beside_all():
     assert idx[("detection_rate", "all")]["value"] == 0.25
     assert idx[("detection_rate", "visible=yes")]["value"] == 0.5 and idx[("detection_rate", "visible=yes")]["n"] == 2
     assert idx[("invisible_injections", "all")]["value"] == 2
+
+
+def test_escalation_rate_is_na_without_judges_and_counts_failed_escalations():
+    quote = [_row("P1", 1, "detected"), _row("P1", 2, "missed")]
+    metrics = paper_audit_metrics(table_from_rows(quote, VERDICT_SCHEMA), run_id="r", n_interval=50, n_paired=50,
+                                  n_permutations=10).to_pylist()
+    idx = {(m["system"], m["metric"]): m for m in metrics if m["stratum"] == "all"}
+    assert math.isnan(idx[("rev", "escalation_rate")]["value"])
+    judged = _row("P1", 3, "undecided") | {"votes_json": json.dumps([
+        {"judge": "j", "family": "f", "detected": None, "role": "panel"},
+        {"judge": "e", "family": "g", "detected": None, "role": "escalation"}])}
+    judged["detail_json"] = json.dumps(json.loads(judged["detail_json"]) | {"escalated": True})
+    metrics = paper_audit_metrics(table_from_rows(quote + [judged], VERDICT_SCHEMA), run_id="r", n_interval=50,
+                                  n_paired=50, n_permutations=10).to_pylist()
+    idx = {(m["system"], m["metric"]): m for m in metrics if m["stratum"] == "all"}
+    assert idx[("rev", "escalation_rate")]["value"] == 1.0 and idx[("rev", "escalation_rate")]["n"] == 1
