@@ -489,6 +489,7 @@ def _target(files: dict[str, str], name: str) -> str | None:
 def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> ReadingText:
     """The main file with every `\\input`/`\\include`/`\\subfile` replaced by the file it names
     (recursively, each file at most once), without comments, `\\iffalse` blocks or `.bib` files;
+    the document body (from `\\begin{document}`) comes before the preamble;
     a `% ==== file: <path> ====` line marks where each file starts. Without the main file, the
     source files in path order."""
     out: list[str] = []
@@ -505,19 +506,21 @@ def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> Re
         out.append(s)
         size += len(s)
 
-    def visit(rel: str) -> None:
+    def visit(rel: str, lo: int = 0, hi: int | None = None, label: str = "") -> None:
         seen.add(rel)
         text = files[rel]
-        emit(f"{'' if size == 0 else chr(10)}% ==== file: {rel} ====\n")
+        hi = len(text) if hi is None else hi
+        emit(f"{'' if size == 0 else chr(10)}% ==== file: {rel}{label} ====\n")
         skip = _unprinted(text)
         blank = list(text)
         for a, b in skip:
             blank[a:b] = " " * (b - a)
         blanked = "".join(blank)
         keep = [(a, b) for a, b in zip([0] + [b for _, b in skip], [a for a, _ in skip] + [len(text)], strict=True) if b > a]
-        cuts = [(m.start(), m.end(), _target(files, m.group(2))) for m in _INPUT_RE.finditer(blanked)]
-        pos = 0
-        for start, end, target in [*cuts, (len(text), len(text), None)]:
+        cuts = [(m.start(), m.end(), _target(files, m.group(2))) for m in _INPUT_RE.finditer(blanked, lo, hi)]
+        keep = [(max(a, lo), min(b, hi)) for a, b in keep if min(b, hi) > max(a, lo)]
+        pos = lo
+        for start, end, target in [*cuts, (hi, hi, None)]:
             for a, b in keep:
                 lo, hi = max(a, pos), min(b, start)
                 if hi > lo:
@@ -530,7 +533,14 @@ def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> Re
             pos = end
 
     if main_file in files:
-        visit(main_file)
+        # The document body first, its preamble (package options, macro files) last: a cut to fit
+        # a small context then drops definitions, not the paper.
+        m = re.search(r"\\begin\s*\{document\}", strip_comments(files[main_file]))
+        if m:
+            visit(main_file, m.start(), None, " (document)")
+            visit(main_file, 0, m.start(), " (preamble)")
+        else:
+            visit(main_file)
     else:
         for rel in sorted(files):
             if rel.endswith(_SOURCE_EXTS[:5]) and rel not in seen:
