@@ -61,6 +61,7 @@ Type: {error_type} (severity {severity}, sub-type {subtype})
 Location: {file}, characters {start}-{end}
 Original text: {original}
 Injected text: {injected}
+Changed characters: "{changed_original}" -> "{changed_injected}" (the review must address this change)
 Why it is an error: {rationale}
 {paper}
 Answer with JSON only:
@@ -136,7 +137,8 @@ class DetectionMatcher:
                                          evidence=flag.get("quote"), reason=f"{flag['flag_id']}: {evidence}")], \
                     {"matched_by": "quote", "escalated": False, "unanimous": None}  # fmt: skip
         fields = {k: injection.get(k, "") for k in ("injection_id", "error_type", "severity", "subtype", "file",
-                                                    "start", "end", "original", "injected", "rationale")}  # fmt: skip
+                                                    "start", "end", "original", "injected", "rationale",
+                                                    "changed_original", "changed_injected")}  # fmt: skip
         if not detail.get("flags") and (detail.get("prompt_style") == "mechanical" or not detail.get("review_text", "").strip()):
             # Nothing was raised (a mechanical review's findings are its flags): nothing to ask judges about.
             return "missed", [], {"matched_by": "no_findings", "escalated": False, "unanimous": None}
