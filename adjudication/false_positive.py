@@ -4,16 +4,21 @@ Per flag: (1) the typer (an optional judge) says whether it is a clear, specific
 which type — without a typer every flag counts as clear, with its stated type or `general`; an
 unclear flag is `ambiguous`. (2) Routing by type:
 
-* numerics and mathematics -> a mechanical check. The flag's own check (the mechanical
-  reviewer's `check.kind/payload`) is re-run; otherwise the check builder (an optional judge)
-  turns the flag into a check request, accepted only when every number it uses is printed in the
-  paper (the re-reading step, done deterministically). refuted -> `confirmed_issue`,
-  confirmed -> `false_positive`, anything else -> `ambiguous`. A flag no check can be built for
-  goes to the general panel.
+* numerics and mathematics -> a mechanical check built independently of the flag. The flag's
+  own check (the mechanical reviewer's `check.kind/payload`) is never re-run: it would only
+  repeat the route that raised the flag, so a wrong check (a definition read as an identity, the
+  wrong block of table rows) would rate itself right. The check builder (an optional judge)
+  turns the flag into a check request, accepted only when it is of another kind than the flag's
+  own check, every number it uses is printed in the paper (the re-reading step, done
+  deterministically), and it does not test a definition as an identity (`is_definition`).
+  refuted -> `confirmed_issue`, confirmed -> `false_positive`, anything else -> `ambiguous`.
+  A flag no check can be built for goes to the general panel.
 * citations -> the citation panel, given the cited works' text when the run supplies it.
 * general -> the general panel (three judges in the paper) with the full paper.
 
 Panel verdict: the majority outcome of the judges that answered; no majority -> `ambiguous`.
+No panel configured (no independent adjudicator at all) -> `undecided`: the flag is counted but
+not rated, so a false-positive rate with nobody independent behind it is n/a, never 0.
 A reviewer that failed on the clean copy yields one row of unit_kind `review`, outcome
 `unscored` (flags never raised cannot be rated; the row keeps the failure visible).
 """
@@ -31,7 +36,7 @@ from adjudication.check_runner import CheckRunner
 from adjudication.judge import Judge, vote
 from adjudication.paper_source import paper_text
 
-__all__ = ["FLAG_OUTCOMES", "FalsePositiveAdjudicator", "numbers_printed"]
+__all__ = ["FLAG_OUTCOMES", "FalsePositiveAdjudicator", "is_definition", "numbers_printed"]
 
 FLAG_OUTCOMES: tuple[str, ...] = ("confirmed_issue", "false_positive", "ambiguous")
 ERROR_TYPES = ("general", "mathematics", "numerics", "citations")
@@ -82,6 +87,17 @@ CHECK_KIND_DOCS = {
                    "math.inequality {statement}; units.dimensions {equation, units: {symbol: unit}}",
 }  # fmt: skip
 
+# A statement that introduces a symbol, not one that claims two things are equal: never an identity to check.
+_DEFINITION = re.compile(r":=|=:|\\coloneqq|\\eqqcolon|\\equiv|\\triangleq|\\stackrel\{\s*\\?(?:rm\s*)?def|"
+                         r"\\overset\{\s*\\?(?:rm\s*)?def|\bwhere\b|\bwe\s+define\b|\bdefined\s+(?:as|by)\b|"
+                         r"\bdenotes?\b|\blet\b", re.IGNORECASE)
+
+
+def is_definition(*texts: Any) -> bool:
+    """Does any text (quote, payload, description) define a symbol (`:=`, \\equiv, "where", "we define", "let")?"""
+    return any(_DEFINITION.search(t if isinstance(t, str) else json.dumps(t, default=str)) for t in texts if t)
+
+
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _CITE = re.compile(r"\\cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}")
 
@@ -115,7 +131,9 @@ class FalsePositiveAdjudicator:
     """Text of cited works by BibTeX key (given to the citation panel when the flag cites them)."""
     max_cited_chars: int = 20000
 
-    async def panel(self, judges: list[Judge], flag: dict[str, Any], paper: str, cited: str = "") -> tuple[str, list[dict[str, Any]], bool]:  # fmt: skip
+    async def panel(self, judges: list[Judge], flag: dict[str, Any], paper: str, cited: str = "") -> tuple[str, list[dict[str, Any]], bool | None]:  # fmt: skip
+        if not judges:
+            return "undecided", [], None
         prompt = PANEL_PROMPT.format(flag=render_flag(flag), cited=cited, paper=paper)
         votes = list(await asyncio.gather(*(j.outcome_vote(prompt, "panel", FLAG_OUTCOMES) for j in judges)))
         counts = Counter(v["outcome"] for v in votes if v["outcome"] is not None)
@@ -127,10 +145,9 @@ class FalsePositiveAdjudicator:
     async def check_for(self, flag: dict[str, Any], kind: str, paper: str) -> tuple[dict[str, Any] | None, str]:
         """(check request, where it came from) for a numerics/mathematics flag, or (None, why not)."""
         own = flag.get("check") or {}
-        if isinstance(own.get("kind"), str) and own["kind"].startswith(CHECK_ROOMS[kind]) and isinstance(own.get("payload"), dict):
-            return {"kind": own["kind"], "payload": own["payload"]}, "flag"
+        own_kind = own.get("kind") if isinstance(own.get("kind"), str) else None
         if self.check_builder is None:
-            return None, "no check builder configured"
+            return None, "no check builder configured (the flag's own check is never re-run)"
         try:
             data = await self.check_builder.ask(CHECK_BUILDER_PROMPT.format(
                 kinds=CHECK_KIND_DOCS[kind], flag=render_flag(flag), paper=paper), ("kind", "payload"))
@@ -138,8 +155,12 @@ class FalsePositiveAdjudicator:
             return None, f"check builder failed: {exc}"
         if not (isinstance(data["kind"], str) and data["kind"].startswith(CHECK_ROOMS[kind]) and isinstance(data["payload"], dict)):
             return None, f"check builder proposed an unusable check {data['kind']!r}"
+        if own_kind is not None and data["kind"] == own_kind:
+            return None, f"check builder proposed the flag's own check kind {own_kind!r} (not independent)"
         if kind == "numerics" and not numbers_printed(data["payload"], paper):
             return None, "check builder used numbers not printed in the paper"
+        if data["kind"] == "math.equality" and is_definition(flag.get("quote"), data["payload"]):
+            return None, "the quoted statement is a definition, not an identity"
         return {"kind": data["kind"], "payload": data["payload"]}, "check_builder"
 
     def cited_context(self, flag: dict[str, Any]) -> tuple[str, list[str]]:
@@ -182,9 +203,11 @@ class FalsePositiveAdjudicator:
         if kind == "citations":
             cited, keys = self.cited_context(flag)
             outcome, panel_votes, unanimous = await self.panel(self.citation_panel or self.general_panel, flag, paper, cited)
-            return outcome, votes + panel_votes, extra | {"matched_by": "panel", "unanimous": unanimous, "cited_keys": keys}
+            return outcome, votes + panel_votes, extra | {"matched_by": "panel" if panel_votes else "no_adjudicator",
+                                                          "unanimous": unanimous, "cited_keys": keys}  # fmt: skip
         outcome, panel_votes, unanimous = await self.panel(self.general_panel, flag, paper)
-        return outcome, votes + panel_votes, extra | {"matched_by": "panel_general", "unanimous": unanimous}
+        return outcome, votes + panel_votes, extra | {"matched_by": "panel_general" if panel_votes else "no_adjudicator",
+                                                      "unanimous": unanimous}  # fmt: skip
 
     async def adjudicate(self, output: dict[str, Any], truth: dict[str, Any], files: dict[str, str],
                          main_file: str) -> list[dict[str, Any]]:  # fmt: skip

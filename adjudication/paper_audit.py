@@ -22,13 +22,15 @@ from typing import Any
 import pyarrow as pa
 
 from adjudication.check_runner import CheckRunner, LocalChecks, ServiceChecks
+from adjudication.controls import control_cases
 from adjudication.detection import DetectionMatcher
 from adjudication.false_positive import FalsePositiveAdjudicator
 from adjudication.judge import Judge, JudgeSpec
 from clients.llm_gateway import LLMServices
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 
-__all__ = ["PaperAdjudicationConfig", "adjudicate_paper_run", "adjudicate_paper_run_async"]
+__all__ = ["PaperAdjudicationConfig", "adjudicate_paper_controls", "adjudicate_paper_run",
+           "adjudicate_paper_run_async"]
 
 JudgeLike = JudgeSpec | str | dict[str, Any]
 
@@ -122,3 +124,20 @@ def adjudicate_paper_run(items: pa.Table | list[dict[str, Any]], truth: pa.Table
     """Synchronous entry point (one event loop for the whole run)."""
     return asyncio.run(adjudicate_paper_run_async(items, truth, outputs, config, services=services,
                                                   cache_dir=cache_dir, checks=checks))  # fmt: skip
+
+
+def adjudicate_paper_controls(items: pa.Table | list[dict[str, Any]], truth: pa.Table | list[dict[str, Any]],
+                              outputs: pa.Table | list[dict[str, Any]], config: PaperAdjudicationConfig, *,
+                              services: LLMServices | None = None, cache_dir: str | None = None,
+                              checks: CheckRunner | None = None) -> pa.Table:  # fmt: skip
+    """Verdicts (run_id "controls") of the built-in controls (`adjudication.controls`): a null
+    reviewer, a random-quote reviewer and each real reviewer's reviews shuffled across papers,
+    adjudicated exactly like `outputs` (the real reviewers' output rows, any number of systems)."""
+    rows = _rows(outputs)
+    by_system: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_system.setdefault(r["system"], []).append(r)
+    payloads = {r["item_id"]: json.loads(r["payload_json"] or "{}") for r in _rows(items)}
+    truths = {r["item_id"]: json.loads(r["extra_json"] or "{}") for r in _rows(truth)}
+    cases = control_cases(payloads, truths, by_system)
+    return adjudicate_paper_run(items, truth, cases, config, services=services, cache_dir=cache_dir, checks=checks)

@@ -4,11 +4,12 @@ A flag matches an injection when one of its quotes (the flag's `quote`, plus the
 a mechanical check rests on) either
 
 1. is found in the injection's file (exactly, else with whitespace collapsed) at a place that
-   overlaps the injected character span `[start, end)`, or
-2. after normalisation (lower case, LaTeX commands and braces dropped, whitespace collapsed)
-   contains the injected text almost verbatim (rapidfuzz partial ratio >= 90, injected text of 8
-   characters or more) and is closer to the injected text than to the original — the reviewer
-   quoted the changed wording, not the clean one.
+   overlaps the changed characters `[changed_start, changed_end)` (issue 15: not merely the
+   context window used to place the edit: quoting "has more" does not detect "than -> then";
+   truth without a changed span falls back to `[start, end)`), or
+2. is aligned (rapidfuzz partial_ratio_alignment, score >= 90) with the injected window of 8
+   characters or more, the aligned part covers the changed characters, and it is closer to the
+   injected window than to the original one (the reviewer quoted the changed wording).
 
 Only positive matches are decided here; everything else goes to the judge panel.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-__all__ = ["flag_quotes", "normalize", "quote_matches"]
+__all__ = ["changed_span", "flag_quotes", "normalize", "quote_matches"]
 
 _MIN_FUZZY = 8
 _FUZZY_THRESHOLD = 90.0
@@ -50,20 +51,50 @@ def _find_spans(haystack: str, needle: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(pattern, haystack)]
 
 
+def changed_span(injection: dict[str, Any]) -> tuple[int, int]:
+    """[start, end) of the changed characters in the copy's file (the context window for old truth)."""
+    cs, ce = int(injection.get("changed_start", -1)), int(injection.get("changed_end", -1))
+    if cs >= 0 and ce >= cs:
+        return cs, ce
+    return int(injection.get("start", -1)), int(injection.get("end", -1))
+
+
+def _overlaps(s: int, e: int, cs: int, ce: int) -> bool:
+    # A pure deletion has an empty changed span: a quote around its position covers it.
+    return s < max(ce, cs + 1) and e > cs if ce > cs else s <= cs < e or (s < cs <= e)
+
+
+def _normalized_window(window: str, rel_s: int, rel_e: int) -> tuple[str, int, int]:
+    """The normalised window and where the changed characters land in it (pieces normalised apart)."""
+    pre, mid, post = (normalize(window[:rel_s]), normalize(window[rel_s:rel_e]), normalize(window[rel_e:]))
+    a = len(pre) + (1 if pre else 0)
+    text = " ".join(x for x in (pre, mid, post) if x)
+    return text, a, a + len(mid)
+
+
 def quote_matches(flag: dict[str, Any], injection: dict[str, Any], files: dict[str, str]) -> str | None:
-    """The evidence string when the flag quotes the injected span, else None."""
+    """The evidence string when the flag quotes the injection's changed characters, else None."""
     source = files.get(injection.get("file", ""), "")
-    start, end = int(injection.get("start", -1)), int(injection.get("end", -1))
-    injected, original = normalize(injection.get("injected", "")), normalize(injection.get("original", ""))
+    start = int(injection.get("start", -1))
+    cs, ce = changed_span(injection)
+    window, original = injection.get("injected", "") or "", injection.get("original", "") or ""
+    has_changed = int(injection.get("changed_start", -1)) >= 0 and start >= 0
+    rel_s, rel_e = (cs - start, ce - start) if has_changed else (0, len(window))
+    w, ws, we = _normalized_window(window, rel_s, rel_e)
     for quote in flag_quotes(flag):
-        if source and start >= 0:
+        if source and cs >= 0:
             for s, e in _find_spans(source, quote.strip()):
-                if s < max(end, start + 1) and e > start:
-                    return f"quote overlaps the injected span at {injection.get('file')}:{start}-{end}"
+                if _overlaps(s, e, cs, ce):
+                    return f"quote overlaps the changed span at {injection.get('file')}:{cs}-{ce}"
         q = normalize(quote)
-        if len(injected) >= _MIN_FUZZY and q:
-            to_injected = fuzz.partial_ratio(injected, q)
-            to_original = fuzz.partial_ratio(original, q) if original else 0.0
-            if to_injected >= _FUZZY_THRESHOLD and to_injected > to_original:
-                return f"quote contains the injected text (partial ratio {to_injected:.0f} vs original {to_original:.0f})"
+        if len(w) < _MIN_FUZZY or not q:
+            continue
+        al = fuzz.partial_ratio_alignment(q, w)
+        if al is None or al.score < _FUZZY_THRESHOLD:
+            continue
+        # partial_ratio_alignment places the shorter text inside the longer one.
+        a, b = (al.dest_start, al.dest_end) if len(q) <= len(w) else (0, len(w))
+        to_original = fuzz.partial_ratio(q, normalize(original)) if original else 0.0
+        if _overlaps(a, b, ws, we) and al.score > to_original:
+            return f"quote contains the changed text (partial ratio {al.score:.0f} vs original {to_original:.0f})"
     return None

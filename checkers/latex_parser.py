@@ -72,6 +72,9 @@ class Parser:
         self.log_base = None if log_base == "e" else int(log_base)
 
     # -- token helpers -------------------------------------------------------------------------
+    def _text(self, a: int, b: int) -> str:
+        return " ".join(t.text for t in self.tokens[a:b])
+
     def peek(self, offset: int = 0) -> Token:
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
@@ -303,8 +306,15 @@ class Parser:
     def command(self, tok: Token) -> sp.Expr:
         name = tok.text[1:]
         if name in ("frac", "dfrac", "tfrac"):
+            a = self.i
             num = self.group()
-            return num / self.group()
+            b = self.i
+            den = self.group()
+            if _is_derivative(self._text(a, b), self._text(b, self.i)):
+                # `\frac{d}{dx} f` read as d/(d*x)*f would refute true statements: refuse, never guess.
+                raise UnsureParse("derivative notation \\frac{d}{dx} is not supported (a wrong parse must "
+                                      "never refute)")
+            return num / den
         if name == "sqrt":
             if self.accept("["):
                 index = self.expr()
@@ -409,6 +419,20 @@ class Parser:
         if name == "sum":
             return sp.Sum(body, (var, lower, upper))
         return sp.Product(body, (var, lower, upper))
+
+
+class UnsureParse(CheckInputError):
+    """The text is well-formed LaTeX the parser would read wrongly (Leibniz derivatives): checks
+    answer inconclusive, never refuted (issue 15: `\\frac{d}{dx}\\sin(x^2)` was read as sin(x^2)/x)."""
+
+
+_D_OP = r"(?:d|\\partial|\\delta|\\mathrm \{ d \}|\\text \{ d \}|\\rm d|\\operatorname \{ d \})"
+
+
+def _is_derivative(num: str, den: str) -> bool:
+    """Is `\\frac{num}{den}` Leibniz notation (d/dx, df/dx, \\partial^2 f/\\partial x^2)? Token texts, space-joined."""
+    n, d = num.strip().strip("{}").strip(), den.strip().strip("{}").strip()
+    return bool(re.match(rf"{_D_OP}(?:\s|\^|$)", n) and re.match(rf"{_D_OP}\s*\S", d))
 
 
 def make_number(text: str) -> sp.Expr:

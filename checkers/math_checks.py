@@ -18,7 +18,7 @@ from typing import Any
 
 import sympy as sp
 
-from checkers.latex_parser import Relation, parse, parse_expr
+from checkers.latex_parser import Relation, UnsureParse, parse, parse_expr
 from checkers.registry import check
 from checkers.result import CheckInputError, CheckResult
 from checkers.sampling import Domain, close, numeric, sample_points, show, show_point, with_assumptions
@@ -190,7 +190,10 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
 @check("math.equality", doc="{lhs, rhs} or {statement: 'lhs = rhs'} (LaTeX by default)\n" + COMMON_DOC)
 def check_equality(payload: dict[str, Any]) -> CheckResult:
     inp = MathInput(payload)
-    lhs, rhs = inp.sides()
+    try:
+        lhs, rhs = inp.sides()
+    except UnsureParse as exc:  # a parse the parser cannot trust decides nothing
+        return CheckResult("math.equality", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
     return compare_sides("math.equality", inp, lhs, rhs)
 
 
@@ -198,7 +201,10 @@ def check_equality(payload: dict[str, Any]) -> CheckResult:
        + COMMON_DOC)  # fmt: skip
 def check_series(payload: dict[str, Any]) -> CheckResult:
     inp = MathInput(payload)
-    series, closed = inp.expr(inp.field("series")), inp.expr(inp.field("equals"))
+    try:
+        series, closed = inp.expr(inp.field("series")), inp.expr(inp.field("equals"))
+    except UnsureParse as exc:
+        return CheckResult("math.series", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
     if not series.has(sp.Sum, sp.Product):
         raise CheckInputError("series has no \\sum or \\prod")
     return compare_sides("math.series", inp, series, closed)

@@ -415,3 +415,134 @@ def _brace_end(text: str, open_pos: int) -> int:
             if depth == 0:
                 return i
     return len(text)
+
+
+# --- The paper in reading order (issue 15): what a reviewer model is shown --------------------------
+
+_IFFALSE_RE = re.compile(r"\\iffalse\b.*?\\fi\b", re.S)
+_COMMENT_ENV_RE = re.compile(r"\\begin\{comment\}.*?\\end\{comment\}", re.S)
+_SOURCE_EXTS = (".tex", ".ltx", ".sty", ".cls", ".txt", "")
+
+
+@dataclass(frozen=True)
+class ReadingText:
+    """The paper as one text in reading order, and where each piece of it came from.
+
+    `pieces` are (offset in `text`, file, offset in that file, length): exact copies of source
+    characters, so a source offset maps to a reading offset (`position`) and a truncation to the
+    source ranges it kept (`shown_spans`)."""
+
+    text: str
+    pieces: tuple[tuple[int, str, int, int], ...]
+
+    def position(self, file: str, offset: int) -> int | None:
+        """Offset in `text` of source character `file[offset]`; None when it is not printed."""
+        for out, f, src, n in self.pieces:
+            if f == file and src <= offset < src + n:
+                return out + offset - src
+        return None
+
+    def shown_spans(self, max_chars: int | None) -> list[dict[str, int | str]]:
+        """Source ranges {file, start, end} inside the first `max_chars` characters of `text`;
+        consecutive pieces of one file are merged (the gaps between them are never printed)."""
+        limit = len(self.text) if max_chars is None else max_chars
+        spans: list[dict[str, int | str]] = []
+        for out, f, src, n in self.pieces:
+            if out >= limit:
+                break
+            end = src + min(n, limit - out)
+            if spans and spans[-1]["file"] == f and int(spans[-1]["end"]) <= src:
+                spans[-1]["end"] = end
+            else:
+                spans.append({"file": f, "start": src, "end": end})
+        return spans
+
+
+def _unprinted(text: str) -> list[tuple[int, int]]:
+    """Ranges of a file that are never printed: comments, \\iffalse ... \\fi, comment environments."""
+    blank = strip_comments(text)
+    ranges = [(m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
+    ranges += [(m.start(), m.end()) for m in _IFFALSE_RE.finditer(blank)]
+    ranges += [(m.start(), m.end()) for m in _COMMENT_ENV_RE.finditer(blank)]
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def unprinted_at(text: str, start: int, end: int) -> bool:
+    """Does [start, end) touch a comment, an \\iffalse block or a comment environment?"""
+    return any(a < max(end, start + 1) and b > start for a, b in _unprinted(text))
+
+
+def _target(files: dict[str, str], name: str) -> str | None:
+    name = name.strip().removeprefix("./")
+    for cand in (name, name + ".tex"):
+        if cand in files and not cand.endswith(".bib"):
+            return cand
+    return None
+
+
+def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> ReadingText:
+    """The main file with every `\\input`/`\\include`/`\\subfile` replaced by the file it names
+    (recursively, each file at most once), without comments, `\\iffalse` blocks or `.bib` files;
+    the document body (from `\\begin{document}`) comes before the preamble;
+    a `% ==== file: <path> ====` line marks where each file starts. Without the main file, the
+    source files in path order."""
+    out: list[str] = []
+    pieces: list[tuple[int, str, int, int]] = []
+    size = 0
+    seen: set[str] = set()
+
+    def emit(s: str, file: str | None = None, src: int = 0) -> None:
+        nonlocal size
+        if not s:
+            return
+        if file is not None:
+            pieces.append((size, file, src, len(s)))
+        out.append(s)
+        size += len(s)
+
+    def visit(rel: str, lo: int = 0, hi: int | None = None, label: str = "") -> None:
+        seen.add(rel)
+        text = files[rel]
+        hi = len(text) if hi is None else hi
+        emit(f"{'' if size == 0 else chr(10)}% ==== file: {rel}{label} ====\n")
+        skip = _unprinted(text)
+        blank = list(text)
+        for a, b in skip:
+            blank[a:b] = " " * (b - a)
+        blanked = "".join(blank)
+        keep = [(a, b) for a, b in zip([0] + [b for _, b in skip], [a for a, _ in skip] + [len(text)], strict=True) if b > a]
+        cuts = [(m.start(), m.end(), _target(files, m.group(2))) for m in _INPUT_RE.finditer(blanked, lo, hi)]
+        keep = [(max(a, lo), min(b, hi)) for a, b in keep if min(b, hi) > max(a, lo)]
+        pos = lo
+        for start, end, target in [*cuts, (hi, hi, None)]:
+            for a, b in keep:
+                lo, hi = max(a, pos), min(b, start)
+                if hi > lo:
+                    emit(text[lo:hi], rel, lo)
+            if target is not None and target not in seen:
+                visit(target)
+                emit("\n")
+            elif start < end:
+                emit(text[start:end], rel, start)  # an input we cannot follow stays visible as written
+            pos = end
+
+    if main_file in files:
+        # The document body first, its preamble (package options, macro files) last: a cut to fit
+        # a small context then drops definitions, not the paper.
+        m = re.search(r"\\begin\s*\{document\}", strip_comments(files[main_file]))
+        if m:
+            visit(main_file, m.start(), None, " (document)")
+            visit(main_file, 0, m.start(), " (preamble)")
+        else:
+            visit(main_file)
+    else:
+        for rel in sorted(files):
+            if rel.endswith(_SOURCE_EXTS[:5]) and rel not in seen:
+                visit(rel)
+    return ReadingText("".join(out), tuple(pieces))

@@ -15,10 +15,13 @@ skipped, tex_engine}. The main file is named `main.tex` in the payload (its text
 from __future__ import annotations
 
 import asyncio
+import difflib
 import hashlib
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,7 @@ from corpora.paper_injectors import RULES, Proposal
 from corpora.paper_llm_proposer import LLMProposer, ProposalParseError
 from corpora.paper_schedule import paper_rng, severity_schedule
 from corpora.paper_subtypes import ERROR_TYPES, SUBTYPES_PATH, SubType, paper_subtypes
-from corpora.paper_validator import compiles, tex_engine, validate
+from corpora.paper_validator import SameMaths, compiles, tex_engine, validate
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 PAYLOAD_MAIN = "main.tex"
@@ -37,6 +40,12 @@ MAX_RULE_CANDIDATES = 60
 
 @dataclass(frozen=True)
 class Injection:
+    """One injected error. `start`/`end`/`original`/`injected` are the context window used to place
+    the edit uniquely (often ~20 characters for a 1-character change); `changed_start`/`changed_end`
+    are the offsets in the copy's file of exactly the characters the edit changed (a diff of the
+    window's old and new text; equal for a pure deletion), `changed_original`/`changed_injected`
+    their old and new text. Detection matching uses the changed span (issue 15)."""
+
     injection_id: str
     error_type: str
     severity: str
@@ -48,6 +57,19 @@ class Injection:
     injected: str
     rationale: str
     mechanism: str
+    changed_start: int = -1
+    changed_end: int = -1
+    changed_original: str = ""
+    changed_injected: str = ""
+
+
+def changed_span(original: str, injected: str) -> tuple[int, int, int, int]:
+    """(old_start, old_end, new_start, new_end): the region that differs, from the first to the last
+    difference a character diff (difflib) finds between the two texts."""
+    ops = [op for op in difflib.SequenceMatcher(None, original, injected, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return 0, 0, 0, 0
+    return ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
 
 
 @dataclass
@@ -57,33 +79,43 @@ class PaperCopy:
     files: dict[str, str]
     injections: list[Injection]
     skipped: list[dict[str, str]]
+    invalid_draws: dict[str, int] = field(default_factory=dict)
+    """Draws rejected by the meaning check (issue 15), by reason; each was re-drawn."""
 
 
 class _CopyBuilder:
     """Applies validated edits to one copy, keeping every recorded offset right."""
 
-    def __init__(self, paper: LatexPaper, copy: int, engine: str | None) -> None:
-        self.paper, self.copy, self.engine = paper, copy, engine
+    def __init__(self, paper: LatexPaper, copy: int, engine: str | None, same_maths: SameMaths | None = None) -> None:
+        self.paper, self.copy, self.engine, self.same_maths = paper, copy, engine, same_maths
         self.files = dict(paper.files)
         self.records: list[dict[str, Any]] = []
+        self.invalid: Counter[str] = Counter()
+        """Draws rejected as no meaningful printed change, by reason (re-drawn; reported in the truth)."""
 
     def try_apply(self, proposal: Proposal) -> str | None:
         """Apply `proposal` if valid; the rejection reason otherwise."""
         taken = [(r["file"], r["start"], r["end"]) for r in self.records]
-        result = validate(self.files, self.paper.compiled, proposal, taken, self.paper.main_file, self.engine)
+        result = validate(self.files, self.paper.compiled, proposal, taken, self.paper.main_file, self.engine,
+                          self.same_maths)  # fmt: skip
         if not result.ok:
+            if (result.reason or "").startswith("not a meaningful printed change"):
+                self.invalid[re.sub(r"'[^']*'", "…", result.reason.split(": ", 1)[1])[:80]] += 1
             return result.reason
         text = self.files[proposal.file]
         start = text.index(proposal.original)
         delta = len(proposal.injected) - len(proposal.original)
         for r in self.records:
             if r["file"] == proposal.file and r["start"] >= start + len(proposal.original):
-                r["start"] += delta
-                r["end"] += delta
+                for key in ("start", "end", "changed_start", "changed_end"):
+                    r[key] += delta
         self.files[proposal.file] = text[:start] + proposal.injected + text[start + len(proposal.original) :]
+        o1, o2, n1, n2 = changed_span(proposal.original, proposal.injected)
         self.records.append({"file": proposal.file, "start": start, "end": start + len(proposal.injected),
                              "original": proposal.original, "injected": proposal.injected,
-                             "rationale": proposal.rationale})  # fmt: skip
+                             "rationale": proposal.rationale, "changed_start": start + n1, "changed_end": start + n2,
+                             "changed_original": proposal.original[o1:o2],
+                             "changed_injected": proposal.injected[n1:n2]})  # fmt: skip
         return None
 
 
@@ -116,6 +148,8 @@ async def _inject_one(builder: _CopyBuilder, subtype: SubType, rng, proposer: LL
         except ProposalParseError as exc:
             rejected.append(f"unparseable answer: {exc}")
             continue
+        except Exception as exc:  # issue 15: a proposer failure skips this cell (recorded), never the corpus
+            return None, f"proposer failed: {type(exc).__name__}: {exc}"
         reason = builder.try_apply(proposal)
         if reason is None:
             return builder.records[-1], ""
@@ -125,14 +159,14 @@ async def _inject_one(builder: _CopyBuilder, subtype: SubType, rng, proposer: LL
 
 async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer | None = None,
                              variant: str | None = None, engine: str | None = None,
-                             max_llm_attempts: int = 3) -> list[PaperCopy]:  # fmt: skip
+                             max_llm_attempts: int = 3, same_maths: SameMaths | None = None) -> list[PaperCopy]:  # fmt: skip
     """Copy 0 (clean) and copies 1-3 (injected) of one paper."""
     reg = paper_subtypes()
     schedule = severity_schedule(paper.paper_id, seed)
     copies = [PaperCopy(paper.paper_id, 0, dict(paper.files), [], [])]
     cache: dict[str, list[Proposal]] = {}
     for k, severities in schedule.items():
-        builder = _CopyBuilder(paper, k, engine)
+        builder = _CopyBuilder(paper, k, engine, same_maths)
         applied: list[tuple[str, str, SubType, dict[str, Any]]] = []
         skipped: list[dict[str, str]] = []
         for error_type in ERROR_TYPES:
@@ -159,7 +193,7 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
                       mechanism=st.mechanism, **record)
             for n, (t, sev, st, record) in enumerate(applied, start=1)
         ]  # fmt: skip
-        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped))
+        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped, dict(builder.invalid)))
     return copies
 
 
@@ -178,6 +212,8 @@ def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | Non
     injections = [{**asdict(i), "file": _payload_name(paper, i.file)} for i in copy.injections]
     extra = {"paper_id": copy.paper_id, "copy": copy.copy, "clean": copy.copy == 0, "injections": injections,
              "skipped": copy.skipped, "tex_engine": engine}  # fmt: skip
+    if copy.copy:
+        extra["invalid_draws"] = copy.invalid_draws
     item = {"item_id": item_id, "kind": "paper_copy", "corpus": corpus, "split": None,
             "payload_json": json.dumps(payload, sort_keys=True, ensure_ascii=False), "source": str(paper.root)}  # fmt: skip
     truth = {"item_id": item_id, "label": None, "extra_json": json.dumps(extra, sort_keys=True, ensure_ascii=False)}
@@ -186,18 +222,22 @@ def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | Non
 
 async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,
                                     corpus: str = "paper_audit", variant: str | None = None,
-                                    check_compile: bool = True, max_concurrent_papers: int = 8) -> LoadedCorpus:  # fmt: skip
+                                    check_compile: bool = True, max_concurrent_papers: int = 8,
+                                    same_maths: SameMaths | None = None) -> LoadedCorpus:  # fmt: skip
     """Async form of `build_paper_audit_corpus` (for callers already inside an event loop)."""
     engine = tex_engine() if check_compile else None
     items, truth = [], []
     digest = hashlib.sha256(f"{seed}|{variant}".encode())
+    # Issue 15: outputs made by other injector code, validator or proposer are another corpus.
+    digest.update(injector_code_version().encode() + proposer_config(proposer).encode()
+                  + (b"|maths-sampled" if same_maths is not None else b""))
     papers, errors = _load_papers(paper_dirs)
     engines = [engine if engine and compiles(p.files, p.main_file, engine) else None for p in papers]
     gate = asyncio.Semaphore(max_concurrent_papers)
 
     async def one(paper: LatexPaper, use_engine: str | None) -> list[PaperCopy]:
         async with gate:  # papers overlap only while waiting on the proposer
-            return await build_paper_copies(paper, seed, proposer, variant, use_engine)
+            return await build_paper_copies(paper, seed, proposer, variant, use_engine, same_maths=same_maths)
 
     built = await asyncio.gather(*(one(p, e) for p, e in zip(papers, engines, strict=True)))
     for paper, use_engine, copies in zip(papers, engines, built, strict=True):
@@ -210,6 +250,29 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
     digest.update(SUBTYPES_PATH.read_bytes())
     return LoadedCorpus(corpus, digest.hexdigest()[:12], None, table_from_rows(items, ITEM_SCHEMA),
                         table_from_rows(truth, TRUTH_SCHEMA), errors)  # fmt: skip
+
+
+_CODE = ("paper_audit_corpus.py", "paper_injectors.py", "paper_injectors_core.py", "paper_injectors_math.py",
+         "paper_injectors_numerics.py", "paper_injectors_prose.py", "paper_llm_proposer.py", "paper_schedule.py",
+         "paper_subtypes.py", "paper_validator.py", "latex_paper.py")
+
+
+def injector_code_version() -> str:
+    """Hash of the code that makes injections (injectors, proposer prompt, validator, loader)."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _CODE:
+        path = here / name
+        h.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+    return h.hexdigest()[:12]
+
+
+def proposer_config(proposer: LLMProposer | None) -> str:
+    """The proposer's model and sampling parameters ("none" without one)."""
+    if proposer is None:
+        return "proposer:none"
+    model = getattr(proposer.gateway, "model", type(proposer.gateway).__name__)
+    return "proposer:" + json.dumps({"model": model, "params": proposer.params}, sort_keys=True, default=str)
 
 
 def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], list[LoadError]]:
@@ -242,7 +305,7 @@ def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], li
 
 def build_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,
                              corpus: str = "paper_audit", variant: str | None = None,
-                             check_compile: bool = True) -> LoadedCorpus:  # fmt: skip
+                             check_compile: bool = True, same_maths: SameMaths | None = None) -> LoadedCorpus:  # fmt: skip
     """Items and truth of a paper-audit corpus: 4 copies per paper (see the module docstring).
 
     Args:
@@ -252,5 +315,8 @@ def build_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, propos
         corpus: corpus name written on every item.
         variant: None, or "ml" to use the ML registry variant (shape non-conformability).
         check_compile: compile edited copies when a TeX engine is on the PATH and the clean copy compiles.
+        same_maths: maths-equivalence test for the validator's meaning check
+            (`checkers.equivalence.same_at_sample_points`; jobs pass it, corpora cannot import checkers).
     """
-    return asyncio.run(abuild_paper_audit_corpus(paper_dirs, seed, proposer, corpus, variant, check_compile))
+    return asyncio.run(abuild_paper_audit_corpus(paper_dirs, seed, proposer, corpus, variant, check_compile,
+                                                 same_maths=same_maths))

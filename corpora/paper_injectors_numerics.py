@@ -103,7 +103,8 @@ def digit_swap(paper: LatexPaper) -> list[Proposal]:
     return _collect(out)
 
 
-_RATIO_RE = re.compile(r"\\%|percent|times|fold|fraction|ratio|speed-?up|factor", re.I)
+# Whole words only (issue 15: "separation" was read as a "ratio" statement).
+_RATIO_RE = re.compile(r"\\%|\b(?:percent|times|(?:\w+-)?fold|(?:two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|many|several)fold|fractions?|ratios?|speed-?ups?|factors?)\b", re.I)
 
 
 def percent_of_break(paper: LatexPaper) -> list[Proposal]:

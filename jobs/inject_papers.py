@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from checkers.equivalence import same_at_sample_points  # noqa: E402
 from corpora.paper_audit_corpus import build_paper_audit_corpus  # noqa: E402
 from corpora.paper_llm_proposer import LLMProposer  # noqa: E402
 
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         from clients.llm_gateway import LLMGateway
 
         proposer = LLMProposer(LLMGateway(args.model, api_base=args.api_base))
-    corpus = build_paper_audit_corpus(args.papers, args.seed, proposer, args.corpus, args.variant)
+    corpus = build_paper_audit_corpus(args.papers, args.seed, proposer, args.corpus, args.variant,
+                                      same_maths=same_at_sample_points)
     args.out.mkdir(parents=True, exist_ok=True)
     pq.write_table(corpus.items, args.out / "items.parquet")
     pq.write_table(corpus.truth, args.out / "truth.parquet")

@@ -178,6 +178,7 @@ def make_services(config: RunConfig):
 
 def build_paper_corpus(config: RunConfig, run_services):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
+    from checkers.equivalence import same_at_sample_points
     from cluster.run_services import resolve_cache_dir
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
@@ -194,12 +195,19 @@ def build_paper_corpus(config: RunConfig, run_services):
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
     return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
                                     corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                    check_compile=config.papers.check_compile)  # fmt: skip
+                                    check_compile=config.papers.check_compile,
+                                    same_maths=same_at_sample_points)  # fmt: skip
 
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
-    from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+    import pyarrow as pa
+
+    from adjudication.paper_audit import (
+        PaperAdjudicationConfig,
+        adjudicate_paper_controls,
+        adjudicate_paper_run,
+    )
 
     adj = config.adjudication
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
@@ -210,6 +218,11 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_s
         print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
         verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
                                                     settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    if plan.runs:  # issue 15: null, random-quote and shuffled-review controls, adjudicated alike
+        print("[adjudication] controls: null, random-quote and shuffled reviews", flush=True)
+        outputs = pa.concat_tables([plan.store.read_outputs(r.run_id) for r in plan.runs], promote_options="default")
+        verdicts["controls"] = adjudicate_paper_controls(corpus.items, corpus.truth, outputs, settings,
+                                                         services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
     return verdicts
 
 

@@ -11,7 +11,8 @@ panel: for each pair of judges, the injections both voted on, binary detected vo
 panel: the flags both voted on; r on "false_positive or not", kappa on the three outcomes. Rows
 have system "all", stratum "panel=detection|pair=<a> vs <b>" (or panel=false_positive).
 Unanimity and escalation rates per reviewer come from the verdict detail (`unanimous`,
-`escalated`); `first_round_unanimity_rate` from the panel votes (all first-round votes alike, units
+`escalated`), over the units judges were asked about (none: n/a, never 1.000 or 0.000);
+`first_round_unanimity_rate` from the panel votes (all first-round votes alike, units
 with at least two); and `escalation_reversal_rate`: the escalated verdicts whose final outcome differs
 from the first-round panel majority.
 
@@ -149,7 +150,8 @@ def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[
     rows = []
     systems = sorted({v.system for v in pv.injections})
     for system in [*systems, ALL]:
-        mine = [v for v in pv.injections if v.scored and (system == ALL or v.system == system)]
+        # Undecided verdicts count too (a failed escalation is still an escalation).
+        mine = [v for v in pv.injections if (v.scored or v.outcome == "undecided") and (system == ALL or v.system == system)]
         una_num, una_den = np.zeros(len(papers)), np.zeros(len(papers))
         first_num, first_den = np.zeros(len(papers)), np.zeros(len(papers))
         esc_num, esc_den = np.zeros(len(papers)), np.zeros(len(papers))
@@ -159,13 +161,14 @@ def panel_rate_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[
             if v.unanimous is not None:
                 una_den[p] += 1
                 una_num[p] += v.unanimous
-            esc_den[p] += 1
-            esc_num[p] += v.escalated
+            if any(x.role in ("panel", "escalation") for x in v.votes):  # no judge asked: n/a, not 0
+                esc_den[p] += 1
+                esc_num[p] += v.escalated
             votes = v.panel_votes()
             if len(votes) >= 2:
                 first_den[p] += 1
                 first_num[p] += len({bool(x.detected) for x in votes}) == 1
-            if v.escalated and votes:
+            if v.escalated and votes and v.scored:
                 yes = sum(bool(x.detected) for x in votes)
                 if 2 * yes != len(votes):
                     rev_den[p] += 1

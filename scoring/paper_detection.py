@@ -2,7 +2,11 @@
 
 Detection rate (paper §3.1): detected / scored injections, where scored = detected or missed; an
 injection on a copy the reviewer errored on is `unscored`, out of the denominator and counted in
-its own row (`unscored_injections`, value = count, n = all injection verdicts). Strata: all, each
+its own row (`unscored_injections`, value = count, n = all injection verdicts); an injection the
+judges could not decide (`undecided`: failed/unsure escalation, evidence not in the review) is
+likewise out of the denominator and counted beside every rate (`undecided_injections`). Stratum
+"visible=yes": over the injections the reviewer could see (a reviewer given a truncated paper
+records what it was shown), with `invisible_injections` counting the others. Strata: all, each
 error type, each severity, each type x severity; every known type and severity gets a row (NaN,
 n = 0 when empty). Intervals: 2,000 paper resamples.
 
@@ -11,8 +15,10 @@ same 10,000 paper resamples and its sign-reversal fraction, total and per error 
 column "<a> vs <b>", n = papers with scored injections of both.
 
 False-positive rate (§3.2): false_positive / all adjudicated flags on clean copies (ambiguous and
-confirmed flags stay in the denominator), total and per flag type, with the FP and ambiguous
-counts beside it.
+confirmed flags stay in the denominator), total and per flag type, with the FP, ambiguous and
+undecided counts beside it. A flag no independent adjudicator could rate (`undecided`: no panel
+configured, no check of another kind) is out of the denominator, so a review whose flags nobody
+independent judged has a NaN rate ("n/a" in reports), never 0.
 """
 
 from __future__ import annotations
@@ -67,8 +73,15 @@ def detection_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[dict[s
         for name, keep in _strata(types, sevs):
             est = ratio_estimate(*detection_counts(mine, papers, keep), W)
             rows.append(metric_row(run_id, system, "detection_rate", name, est.value, est.ci, est.n))
-        unscored = sum(not v.scored for v in mine)
+        # Over the injections the reviewer could see (its paper was cut to fit its context) beside all.
+        est = ratio_estimate(*detection_counts(mine, papers, lambda v: v.visible is not False), W)
+        rows.append(metric_row(run_id, system, "detection_rate", stratum(visible="yes"), est.value, est.ci, est.n))
+        rows.append(metric_row(run_id, system, "invisible_injections", stratum(), sum(v.visible is False for v in mine),
+                               n=len(mine)))
+        unscored = sum(v.outcome not in ("detected", "missed", "undecided") for v in mine)
         rows.append(metric_row(run_id, system, "unscored_injections", stratum(), unscored, n=len(mine)))
+        undecided = sum(v.outcome == "undecided" for v in mine)
+        rows.append(metric_row(run_id, system, "undecided_injections", stratum(), undecided, n=len(mine)))
     return rows
 
 
@@ -112,14 +125,18 @@ def false_positive_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray) -> list[d
     systems = sorted({f.system for f in pv.flags} | {v.system for v in pv.injections})
     for system in systems:
         mine = [f for f in pv.flags if f.system == system]
+        decided = [f for f in mine if f.outcome != "undecided"]
         for name, keep in [(stratum(), lambda f: True)] + [
                 (stratum(type=t), lambda f, t=t: f.flag_type == t) for t in flag_types]:
-            num, den = fp_counts(mine, papers, "false_positive", keep)
+            num, den = fp_counts(decided, papers, "false_positive", keep)
             est = ratio_estimate(num, den, W)
             n = int(den.sum())
             rows.append(metric_row(run_id, system, "false_positive_rate", name, est.value, est.ci, est.n))
+            undecided = sum(f.outcome == "undecided" and keep(f) for f in mine)
             if n:
-                amb, _ = fp_counts(mine, papers, "ambiguous", keep)
+                amb, _ = fp_counts(decided, papers, "ambiguous", keep)
                 rows.append(metric_row(run_id, system, "false_positive_count", name, num.sum(), n=n))
                 rows.append(metric_row(run_id, system, "ambiguous_count", name, amb.sum(), n=n))
+            if undecided or name == stratum():
+                rows.append(metric_row(run_id, system, "undecided_flags", name, undecided, n=n + undecided))
     return rows

@@ -28,6 +28,32 @@ from scoring.paper_verdicts import ERROR_TYPES, SEVERITIES
 
 Table = tuple[list[str], list[list[str]]]
 
+CONTROL_PREFIX = "control:"
+NULL_TOLERANCE = 0.05
+"""The null control may detect at most this share of injections (`adjudication.controls`)."""
+
+
+def audit_validity(rows: Sequence[dict]) -> str | None:
+    """The reason the audit is invalid (its null control detects more than the tolerance), else None."""
+    for r in rows:
+        if (r["system"] == CONTROL_PREFIX + "null" and r["metric"] == "detection_rate" and r["stratum"] == "all"
+                and r["value"] is not None and math.isfinite(r["value"]) and r["value"] > NULL_TOLERANCE):
+            return (f"AUDIT INVALID: the null control (a review with no findings) scored detection rate "
+                    f"{r['value']:.3f} > {NULL_TOLERANCE:.2f}; the adjudication awards detections to nothing.")
+    return None
+
+
+def _controls(rows: Sequence[dict]) -> Table:
+    idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
+    reviewers = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and " vs " not in r["system"]
+                        and not r["system"].startswith(CONTROL_PREFIX)})
+    head = ["reviewer", "detection", "null control", "random-quote control", "shuffled-review control"]
+    null = _fmt(idx.get((CONTROL_PREFIX + "null", "detection_rate", "all")))
+    rand = _fmt(idx.get((CONTROL_PREFIX + "random_quote", "detection_rate", "all")))
+    body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), null, rand,
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", "all")))] for s in reviewers]
+    return head, body
+
 
 def _fmt(r: dict | None, digits: int = 3) -> str:
     if r is None or r["value"] is None or not math.isfinite(r["value"]):
@@ -56,26 +82,35 @@ def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
 def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
     systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate"})
-    det_head = ["reviewer", "total", *ERROR_TYPES, "scored", "unscored"]
-    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))),
+    det_head = ["reviewer", "total", "visible only", *ERROR_TYPES, "scored", "undecided", "unscored", "not visible"]
+    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), _fmt(idx.get((s, "detection_rate", "visible=yes"))),
                  *[_fmt(idx.get((s, "detection_rate", f"type={t}"))) for t in ERROR_TYPES],
-                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "unscored_injections", "all")))]
+                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "undecided_injections", "all"))),
+                 _count(idx.get((s, "unscored_injections", "all"))), _count(idx.get((s, "invisible_injections", "all")))]
                 for s in systems]
     sev_head = ["reviewer", "type", *SEVERITIES]
     sev_body = [[s, t, *[_fmt(idx.get((s, "detection_rate", f"type={t}|severity={v}")), 2) for v in SEVERITIES]]
                 for s in systems for t in ERROR_TYPES]
     fp_systems = sorted({r["system"] for r in rows if r["metric"] == "false_positive_rate" and r["stratum"] == "all"})
-    fp_head = ["reviewer", "FP rate [95% CI]", "false positives", "ambiguous", "flags"]
+    fp_head = ["reviewer", "FP rate [95% CI]", "false positives", "ambiguous", "adjudicated flags", "undecided"]
     fp_body = [[s, _fmt(idx[(s, "false_positive_rate", "all")]), _count(idx.get((s, "false_positive_count", "all"))),
-                _count(idx.get((s, "ambiguous_count", "all"))), str(idx[(s, "false_positive_rate", "all")]["n"])]
+                _count(idx.get((s, "ambiguous_count", "all"))), str(idx[(s, "false_positive_rate", "all")]["n"]),
+                _count(idx.get((s, "undecided_flags", "all")))]
                for s in fp_systems]
     judge_rows = [r for r in rows if r["system"] == "all" or r["metric"] not in ("pearson_r", "cohen_kappa")]
     return [
-        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples).",
+        ("Controls", "Each reviewer's detection rate beside the built-in controls scored by the same adjudication: "
+         "a null reviewer (no findings), a random-quote reviewer (quotes random sentences of the paper) and the "
+         f"reviewer's own reviews scored against another paper's injections. A null control above "
+         f"{NULL_TOLERANCE:.0%} makes the audit invalid.", _controls(rows)),
+        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples). "
+         "Undecided injections (judges could not reach a verdict with evidence in the review) are out of the "
+         "denominator and counted.",
          (det_head, det_body)),
         ("Detection by severity", "Dose-response: detection rate per error type and severity (S1 subtle … S3 "
          "blatant).", (sev_head, sev_body)),
-        ("False-positive rate", "False-positive flags / all adjudicated flags on clean copies.", (fp_head, fp_body)),
+        ("False-positive rate", "False-positive flags / flags on clean copies that an independent adjudicator "
+         "rated; n/a when none was; undecided flags are counted, not rated.", (fp_head, fp_body)),
         ("Reviewer comparisons", "Paired paper-level bootstrap (10,000): difference and the share of resamples "
          "whose sign reverses (significant below 0.05).", _long(rows, ("detection_diff", "sign_reversal"))),
         ("Severity trend", "Page's L (mid-ranks), within-paper permutation p, Benjamini–Hochberg within each "
@@ -156,6 +191,10 @@ def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str =
     sections = _sections(rows)
     md = [f"# {title}\n", intro + "\n"]
     body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(intro)}</p>"]
+    invalid = audit_validity(rows)
+    if invalid:
+        md.insert(1, f"**{invalid}**\n")
+        body.insert(1, f"<p><strong>{html.escape(invalid)}</strong></p>")
     for name, note, t in sections:
         md += [f"## {name}\n", note + "\n", _md_table(t)]
         body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", _html_table(t)]

@@ -1,8 +1,8 @@
 """Paper-audit verdicts read once from a VERDICT_SCHEMA table into typed rows the statistics share.
 
 The contract (issue 7): injection verdicts (`unit_kind = "injection"`, outcome detected | missed |
-unscored) and flag verdicts on clean copies (`unit_kind = "flag"`, outcome confirmed_issue |
-false_positive | ambiguous); `detail_json` carries paper, copy, error type, severity (injections)
+undecided | unscored) and flag verdicts on clean copies (`unit_kind = "flag"`, outcome confirmed_issue |
+false_positive | ambiguous | undecided); `detail_json` carries paper, copy, error type, severity (injections)
 or flag type (flags), `escalated` and `unanimous`; `votes_json` the judges' votes with their role.
 
 The paper id falls back to the part of `item_id` before "/copy-" when the detail lacks it, so a
@@ -43,16 +43,18 @@ class InjectionVerdict:
     item_id: str
     unit_id: str
     paper_id: str
-    outcome: str  # detected | missed | unscored
+    outcome: str  # detected | missed | undecided | unscored
     error_type: str | None
     severity: str | None
     escalated: bool
     unanimous: bool | None
     votes: tuple[Vote, ...] = field(default=())
+    visible: bool | None = None
+    """Was the changed span in what the reviewer was shown (None: the whole copy / not recorded)?"""
 
     @property
     def scored(self) -> bool:
-        """Detected or missed (an errored reviewer's copy is unscored)."""
+        """Detected or missed (an errored reviewer's copy is unscored; a verdict judges could not reach is undecided)."""
         return self.outcome in ("detected", "missed")
 
     @property
@@ -72,7 +74,7 @@ class FlagVerdict:
     item_id: str
     unit_id: str
     paper_id: str
-    outcome: str  # confirmed_issue | false_positive | ambiguous
+    outcome: str  # confirmed_issue | false_positive | ambiguous | undecided
     flag_type: str | None
     votes: tuple[Vote, ...] = field(default=())
 
@@ -137,7 +139,8 @@ def read_paper_verdicts(verdicts: pa.Table) -> PaperVerdicts:
                 system=row["system"], item_id=row["item_id"], unit_id=row["unit_id"], paper_id=paper,
                 outcome=row.get("outcome") or "unscored", error_type=detail.get("error_type"),
                 severity=detail.get("severity"), escalated=bool(detail.get("escalated", False)),
-                unanimous=None if unanimous is None else bool(unanimous), votes=votes))
+                unanimous=None if unanimous is None else bool(unanimous), votes=votes,
+                visible=None if detail.get("visible") is None else bool(detail["visible"])))
         else:
             flags.append(FlagVerdict(
                 system=row["system"], item_id=row["item_id"], unit_id=row["unit_id"], paper_id=paper,

@@ -188,7 +188,9 @@ def summarize_paper_runs(
 
     summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s, columns=PAPER_LEADERBOARD_METRICS)
     replicates = max(bootstrap, 100)
-    combined = pa.concat_tables([verdicts[r.run_id] for r in runs]) if runs else None
+    # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
+    extra = [verdicts["controls"]] if "controls" in verdicts else []
+    combined = pa.concat_tables([verdicts[r.run_id] for r in runs] + extra) if runs else None
     all_metrics = paper_audit_metrics(combined, run_id="+".join(r.run_id for r in runs), n_interval=replicates,
                                       n_paired=replicates, n_permutations=replicates)  # fmt: skip
     tracked = []

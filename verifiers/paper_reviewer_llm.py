@@ -24,6 +24,7 @@ from clients.errors import ClientError, ParseError
 from clients.llm_gateway import LLMGateway
 from clients.llm_json import parse_json_answer
 from clients.llm_request import prompt_hash
+from corpora.latex_paper import ReadingText, reading_order_text
 from storage.records import Item, Output
 from verifiers.llm_batch import gateway_from_context, run_batch
 from verifiers.registry import package, system
@@ -97,13 +98,17 @@ _TYPE_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def reading(payload: dict[str, Any]) -> ReadingText:
+    """The copy in reading order (`corpora.latex_paper.reading_order_text`): the main file with its
+    inputs in place, each file marked by a `% ==== file: <path> ====` line, without comments,
+    `\\iffalse` blocks or `.bib` files (issue 15: alphabetical order put a 21 kB bibliography
+    first and hid every injection behind a 12,000-character cut)."""
+    return reading_order_text(payload.get("files") or {}, payload.get("main_file") or "main.tex")
+
+
 def paper_text(payload: dict[str, Any]) -> str:
-    """The copy's sources as one text: the main file first, then the other files, each under a
-    `% ==== file: <path> ====` header (so quotes stay verbatim and locations can name files)."""
-    files: dict[str, str] = payload.get("files") or {}
-    main = payload.get("main_file") or "main.tex"
-    order = [main] + sorted(p for p in files if p != main)
-    return "\n\n".join(f"% ==== file: {p} ====\n{files[p]}" for p in order if p in files)
+    """The copy's text as a reviewer model reads it (see `reading`)."""
+    return reading(payload).text
 
 
 def guess_type(text: str) -> str | None:
@@ -199,6 +204,10 @@ class PaperReviewerLLM:
             return text, False
         return text[: self.max_paper_chars] + "\n[... paper truncated to fit the model's context ...]", True
 
+    def shown_spans(self, item: Item) -> list[dict[str, Any]]:
+        """The source ranges the model was shown: adjudication records per injection whether it was visible."""
+        return reading(item.payload).shown_spans(self.max_paper_chars)
+
     def messages(self, item: Item) -> list[dict[str, Any]]:
         return [{"role": "user", "content": f"{PROMPTS[self.prompt_style]}\n\n--- PAPER (LaTeX source) ---\n"
                                             f"{self.paper(item)[0]}"}]  # fmt: skip
@@ -218,7 +227,8 @@ class PaperReviewerLLM:
             return Output(item.item_id, error="empty review", error_kind="parse", model_id=response.model_id)
         text, flags, method = read_review(item.item_id, response.text or "", self.prompt_style)
         detail = {"review_text": text, "prompt_style": self.prompt_style, "flags": flags, "flags_from": method,
-                  "finish_reason": response.finish_reason, "paper_truncated": self.paper(item)[1], **self.params}  # fmt: skip
+                  "finish_reason": response.finish_reason, "paper_truncated": self.paper(item)[1],
+                  "shown_spans": self.shown_spans(item), **self.params}  # fmt: skip
         return Output(item.item_id, detail=detail, api_sources_queried=[self.model], api_calls=1,
                       model_id=response.model_id, prompt_hash=self.template_hash, tokens_in=response.tokens_in,
                       tokens_out=response.tokens_out, cost_usd=response.cost_usd, latency_s=response.latency_s,

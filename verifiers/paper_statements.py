@@ -14,7 +14,11 @@ file and offsets, so a flag points at the text it doubts). What is extracted:
   "K of M (P%)" and "P% (K/M)" (`numerics.percentage_of`), "P% of" with P > 100 and
   percentages of a stated split that exceed 100 together (`numerics.percentages_sum`).
 
-Comments are blanked (offsets kept). Rules favour precision: an equation that is a physical law
+Comments are blanked (offsets kept). A displayed equation that defines rather than claims (`:=`,
+`\\equiv`, "where ..." right after it, "we define" / "let" / "defined as" right before it) is never
+checked as an identity at its first `=` (later steps of a chain still are) nor compared with
+another definition of the same symbol (issue 15: `k =
+2\\pi/\\lambda n, where n is ...` is a definition). Rules favour precision: an equation that is a physical law
 rather than an identity is never checked, since random-point sampling would refute it.
 """
 
@@ -101,12 +105,29 @@ def _has_free_symbols(expr: str) -> bool:
     return bool(re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "x", stripped) if "\\" in stripped else stripped))
 
 
+_DEF_INSIDE = re.compile(r":=|=:|\\coloneqq|\\eqqcolon|\\equiv|\\triangleq|\\stackrel\{\s*\\?(?:rm\s*)?def|"
+                         r"\\overset\{\s*\\?(?:rm\s*)?def")
+_DEF_BEFORE = re.compile(r"(?:\bwe\s+(?:define|set|introduce|write|denote)|\blet\b|\bdefined\s+(?:as|by)|"
+                         r"\bdefinition\b|\bdenote[sd]?\b)[^.]*$", re.IGNORECASE)
+_DEF_AFTER = re.compile(r"^[\s,.;]*(?:\\end\{[a-z*]+\}\s*)?[\s,.;]*(?:where|with|in which|here)\b", re.IGNORECASE)
+
+
+def _is_definition(text: str, start: int, end: int, body: str) -> bool:
+    """Does the display at [start, end) define a symbol (by its operator or its surrounding words)?"""
+    if _DEF_INSIDE.search(body):
+        return True
+    before = text[max(0, start - 200):start]
+    before = before[max(before.rfind("."), before.rfind("\n\n")) + 1:]
+    return bool(_DEF_BEFORE.search(before) or _DEF_AFTER.match(text[end:end + 60]))
+
+
 def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:
     out: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
     for m in _DISPLAY.finditer(text):
         body_group = next(g for g in (3, 4, 5) if m.group(g) is not None)
         body, offset = m.group(body_group), m.start(body_group)
+        defines = _is_definition(text, m.start(), m.end(), body)
         rows, spans, start = [], [], 0
         for row in re.split(r"\\\\", body):
             s = offset + start
@@ -128,9 +149,10 @@ def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[
             quote = Quote(file, s, e, text[s:e])
             if len(parts) < 2:
                 continue
-            if len(parts) == 2 and _BARE_HEAD.match(parts[0]):
+            if len(parts) == 2 and _BARE_HEAD.match(parts[0]) and not defines:
                 definitions.append((re.sub(r"\s+", "", parts[0]), parts[1], quote))
-            first = 1 if _BARE_HEAD.match(parts[0]) else 0
+            # A defining display's first `=` introduces its left side; later steps of a chain are still claims.
+            first = 1 if _BARE_HEAD.match(parts[0]) or defines else 0
             for a, b in zip(parts[first:], parts[first + 1 :], strict=False):
                 free_a, free_b = _has_free_symbols(a), _has_free_symbols(b)
                 if _BARE_HEAD.match(a) or _BARE_HEAD.match(b) or (free_a != free_b and (_NUMBER_ONLY.match(a) or _NUMBER_ONLY.match(b))):

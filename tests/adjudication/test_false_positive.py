@@ -24,6 +24,7 @@ FLAGS = [  # (type, description, quote, own check)
     ("general", "the conclusions are overstated", None, None),
     ("general", "the sample is unusual", None, None),
     ("general", "Perhaps the authors could add a figure", None, None),
+    ("mathematics", "k is not 2 pi over lambda", "k := 2\\pi/\\lambda", None),
 ]
 
 
@@ -40,12 +41,14 @@ SCRIPTS = {
           says("Is it a clear, specific claim", clear=True, type=None),
           says(point(1) + "\nPAPER", kind="numerics.percentage_of", payload={"percent": "25%", "of": "120", "stated": "30"}),
           says(point(2) + "\nPAPER", kind="numerics.ratio", payload={"numerator": "999", "denominator": "30", "stated": "3"}),
-          says(point(3) + "\nPAPER", kind="math.equality", payload={"lhs": "(a+b)^2", "rhs": "a^2 + b^2"})],
-    "a": [says("CITED WORK smith2020", outcome="confirmed_issue", confidence=0.9), panel_says(2, "false_positive"),
+          says(point(3) + "\nPAPER", kind="math.equality", payload={"lhs": "(a+b)^2", "rhs": "a^2 + b^2"}),
+          says(point(0) + "\nPAPER", kind="numerics.table_column_total", payload={"values": ["40", "80"], "total": "120"}),
+          says(point(8) + "\nPAPER", kind="math.equality", payload={"lhs": "k", "rhs": "2\\pi/\\lambda"})],
+    "a": [panel_says(0, "confirmed_issue"), panel_says(8, "false_positive"), says("CITED WORK smith2020", outcome="confirmed_issue", confidence=0.9), panel_says(2, "false_positive"),
           panel_says(5, "false_positive"), panel_says(6, "confirmed_issue")],
-    "b": [says("CITED WORK smith2020", outcome="confirmed_issue", confidence=0.7), panel_says(2, "false_positive"),
+    "b": [panel_says(0, "confirmed_issue"), panel_says(8, "false_positive"), says("CITED WORK smith2020", outcome="confirmed_issue", confidence=0.7), panel_says(2, "false_positive"),
           panel_says(5, "false_positive"), panel_says(6, "false_positive")],
-    "c": [says("CITED WORK smith2020", outcome="ambiguous", confidence=0.6), panel_says(2, "false_positive"),
+    "c": [panel_says(0, "false_positive"), panel_says(8, "false_positive"), says("CITED WORK smith2020", outcome="ambiguous", confidence=0.6), panel_says(2, "false_positive"),
           panel_says(5, "confirmed_issue"), panel_says(6, "ambiguous")],
 }
 
@@ -80,16 +83,24 @@ def flag(verdicts, n):
 
 def test_one_row_per_flag_and_one_unscored_review_row_for_the_failed_reviewer(verdicts):
     by_unit, table = verdicts
-    assert table.schema.equals(VERDICT_SCHEMA) and table.num_rows == 9
+    assert table.schema.equals(VERDICT_SCHEMA) and table.num_rows == 10
     outcome, votes, detail = by_unit["P1/copy-0/review"]
     assert outcome == "unscored" and "quota" in detail["unscored_reason"]
     assert {r["unit_kind"] for r in table.to_pylist() if r["system"] == "rev-X"} == {"flag"}
 
 
-def test_numerics_flag_with_its_own_check_is_rerun_and_a_holding_total_is_a_false_positive(verdicts):
+def test_a_flag_is_never_rated_by_rerunning_its_own_check(verdicts):
+    """Issue 15: re-running the flag's own check made the mechanical reviewer's FP rate 0 by construction."""
     outcome, votes, detail = flag(verdicts, 1)
-    assert outcome == "false_positive" and detail["matched_by"] == "checker" and detail["check_origin"] == "flag"
-    assert votes[-1]["role"] == "checker" and "numerics.table_column_total confirmed" in votes[-1]["reason"]
+    assert "check_origin" not in detail and "checker" not in [v["role"] for v in votes]
+    assert "own check kind 'numerics.table_column_total'" in detail["no_check"]
+    assert outcome == "confirmed_issue" and detail["matched_by"] == "panel_general"
+
+
+def test_a_definition_is_never_checked_as_an_identity(verdicts):
+    outcome, votes, detail = flag(verdicts, 9)
+    assert detail["no_check"] == "the quoted statement is a definition, not an identity"
+    assert outcome == "false_positive" and detail["matched_by"] == "panel_general"
 
 
 def test_check_builder_turns_a_numerics_flag_into_a_percentage_check(verdicts):
@@ -131,3 +142,32 @@ def test_unclear_flag_is_ambiguous_without_a_panel(verdicts):
 def test_numbers_printed_accepts_thousands_separators_and_rejects_new_numbers():
     assert numbers_printed({"values": ["40", "80"], "total": "120"}, CLEAN_TEX)
     assert not numbers_printed({"stated": "999"}, CLEAN_TEX)
+
+
+def test_is_definition_reads_definition_markers_not_equations():
+    from adjudication.false_positive import is_definition
+
+    for text in ("k := 2\\pi/\\lambda", "a \\equiv b", "Let $x = 2$", "we define $k = 2\\pi/\\lambda n$",
+                 "k = 2\\pi/\\lambda n, where n is the index"):
+        assert is_definition(text), text
+    for text in ("k = 2\\pi/\\lambda", "the deleted term", "F = (a+b)^2"):
+        assert not is_definition(text), text
+
+
+def test_without_an_independent_adjudicator_flags_are_undecided_and_the_fp_rate_is_na(tmp_path):
+    """Issue 15: no panel gave "false-positive rate 0.000" over 18 ambiguous flags."""
+    import math
+
+    from scoring.paper_metrics import paper_audit_metrics
+
+    items = table_from_rows([clean_item().to_row()], ITEM_SCHEMA)
+    config = PaperAdjudicationConfig(panel=[])
+    table = adjudicate_paper_run(items, truth_rows(), [review_row()], config, services=LLMServices(),
+                                 cache_dir=str(tmp_path / "cache"))
+    rows = table.to_pylist()
+    assert len(rows) == len(FLAGS) and {r["outcome"] for r in rows} == {"undecided"}
+    assert {json.loads(r["detail_json"])["matched_by"] for r in rows} == {"no_adjudicator"}
+    metrics = {(m["metric"], m["stratum"]): m for m in paper_audit_metrics(
+        table, run_id="r", n_interval=50, n_paired=50, n_permutations=10).to_pylist() if m["system"] == "rev-X"}
+    assert math.isnan(metrics[("false_positive_rate", "all")]["value"])
+    assert metrics[("undecided_flags", "all")]["value"] == len(FLAGS)

@@ -13,7 +13,7 @@ from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
 PAPERS = SHARED_DATA / "papers"
 KEYS = {"injection_id", "error_type", "severity", "subtype", "file", "start", "end", "original", "injected",
-        "rationale", "mechanism"}  # fmt: skip
+        "rationale", "mechanism", "changed_start", "changed_end", "changed_original", "changed_injected"}  # fmt: skip
 
 
 def _rows(corpus):
@@ -26,6 +26,7 @@ def test_example_and_real_papers_follow_the_contract():
     dirs = [EXAMPLE] + ([PAPERS / "legwork-2022", PAPERS / "rescience-pitching-plates-2021"] if PAPERS.is_dir() else [])
     corpus = build_paper_audit_corpus(dirs, seed=5)
     items, truth = _rows(corpus)
+    widths: list[int] = []
     assert corpus.items.num_rows == 4 * len(dirs)
     for d in dirs:
         pid = d.name
@@ -43,6 +44,13 @@ def test_example_and_real_papers_follow_the_contract():
                 assert set(inj) == KEYS and inj["injection_id"] == f"{pid}/copy-{k}/{n}"
                 assert inj["mechanism"] == "rule"  # no proposer: rule sub-types only
                 assert payload["files"][inj["file"]][inj["start"] : inj["end"]] == inj["injected"]
+                # The changed span is exact and inside the placement window (issue 15).
+                text = payload["files"][inj["file"]]
+                assert inj["start"] <= inj["changed_start"] <= inj["changed_end"] <= inj["end"]
+                assert text[inj["changed_start"] : inj["changed_end"]] == inj["changed_injected"]
+                assert inj["changed_injected"] != inj["changed_original"]
+                assert inj["changed_end"] - inj["changed_start"] <= len(inj["injected"])
+                widths.append(inj["changed_end"] - inj["changed_start"])
                 assert clean["files"][inj["file"]].count(inj["original"]) == 1
                 touched.add(inj["file"])
                 combos[(inj["error_type"], inj["severity"])] += 1
@@ -50,6 +58,8 @@ def test_example_and_real_papers_follow_the_contract():
                 if rel not in touched:
                     assert text == clean["files"][rel]  # untouched files byte-exact
         assert all(v == 1 for v in combos.values()) and len(combos) >= 11  # each combination at most once
+    windows = [len(i["injected"]) for t in truth.values() for i in t["injections"]]
+    assert sorted(widths)[len(widths) // 2] < sorted(windows)[len(windows) // 2]  # narrower than the windows
 
 
 def test_seeded():

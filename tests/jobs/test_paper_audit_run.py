@@ -15,7 +15,9 @@ from tests.helpers.run_job import run_job
 
 pytestmark = pytest.mark.heavy
 REVIEW = "Summary: a short paper.\n\n- The reported total in the results table does not add up.\n- Eq. 2 has a sign error.\n"
-JUDGE = '{"detected": true, "confidence": 0.9, "evidence": "the review names it", "reason": "matches"}'
+# The judge's evidence must be a passage of the review (issue 15), so it quotes the review.
+JUDGE = ('{"detected": true, "confidence": 0.9, "evidence": "The reported total in the results table does not add up",'
+         ' "reason": "matches"}')
 
 
 def test_paper_audit_injects_reviews_adjudicates_and_scores(ray_head, tmp_path):
@@ -53,3 +55,9 @@ def test_paper_audit_injects_reviews_adjudicates_and_scores(ray_head, tmp_path):
             assert metrics[("detection_rate", "all")] == 1.0
             votes = json.loads(injections[0]["votes_json"])
             assert votes and votes[0]["judge"] == "openai/judge"
+    # Controls (issue 15): the same always-yes judge cannot make a review with no findings detect
+    # anything, since its evidence is not in that review; the report sets them beside the reviewers.
+    report = next((tmp_path / "runs").rglob("paper_report.md")).read_text()
+    assert "## Controls" in report and "AUDIT INVALID" not in report
+    controls = [line for line in report.splitlines() if line.startswith("| paper_reviewer_llm | 1.000")]
+    assert controls and controls[0].split(" | ")[2] in ("0.000", "n/a")  # null control: nothing detected

@@ -1,0 +1,90 @@
+"""Built-in controls of every paper audit (issue 15): reviews that carry no real finding, scored
+by exactly the same adjudication as the real reviewers, so their detection rates show what the
+adjudication awards to nothing.
+
+* `control:null` — a review with no flags and one content-free sentence (`NULL_REVIEW`). Judges
+  are still asked (with a panel configured), so a panel that "detects" from nothing shows here.
+* `control:random_quote` — per copy, `RANDOM_QUOTES` flags each quoting a random sentence of
+  the paper's printed text (seeded by the copy id): the detection that chance quoting earns.
+* `control:shuffled:<reviewer>` — each real reviewer's review of one paper scored against
+  another paper's injections (the same copy number of the next paper in sorted order): what a
+  review earns on a paper it never read. Needs two papers or more.
+
+Clean copies are not controlled (a control raises no judged flag on them). The report sets each
+rate beside the real reviewers' and calls the audit invalid when the null control's detection
+rate exceeds `NULL_TOLERANCE` (`scoring.paper_report`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["CONTROL_PREFIX", "NULL_REVIEW", "NULL_TOLERANCE", "RANDOM_QUOTES", "control_cases"]
+
+CONTROL_PREFIX = "control:"
+NULL_REVIEW = "I have read the paper and have no specific comments."
+NULL_TOLERANCE = 0.05
+"""A null control detecting more than this share of injections makes the audit invalid."""
+RANDOM_QUOTES = 5
+
+_SENTENCE = re.compile(r"[^.!?\n]{30,240}[.!?]")
+_COMMENT = re.compile(r"(?<!\\)%[^\n]*")
+
+
+def _sentences(files: Mapping[str, str]) -> list[str]:
+    out = []
+    for rel in sorted(files):
+        if rel.endswith(".bib"):
+            continue
+        text = _COMMENT.sub(" ", files[rel])
+        out += [m.group(0).strip() for m in _SENTENCE.finditer(text) if "\\" not in m.group(0)[:2]]
+    return out
+
+
+def _output(item_id: str, system: str, detail: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": "controls", "system": system, "item_id": item_id, "error": None,
+            "detail_json": json.dumps(detail, ensure_ascii=False)}
+
+
+def control_cases(payloads: Mapping[str, dict[str, Any]], truths: Mapping[str, dict[str, Any]],
+                  reviewer_outputs: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Output rows (run_id "controls") of every control for every injected copy; a shuffled review
+    carries the copy it is scored against as its item_id (`shuffled_from` names the one reviewed)."""
+    cases: list[dict[str, Any]] = []
+    injected = sorted(i for i, t in truths.items() if not t.get("clean") and i in payloads)
+    for item_id in injected:
+        files = payloads[item_id].get("files") or {}
+        cases.append(_output(item_id, CONTROL_PREFIX + "null", {
+            "review_text": NULL_REVIEW, "prompt_style": "control", "flags": []}))
+        rng = random.Random(int(hashlib.sha256(item_id.encode()).hexdigest()[:16], 16))
+        pool = _sentences(files)
+        quotes = rng.sample(pool, min(RANDOM_QUOTES, len(pool)))
+        flags = [{"flag_id": f"{item_id}/f{n}", "quote": q, "location": None, "type": None,
+                  "description": "This passage looks wrong.", "check": None} for n, q in enumerate(quotes, 1)]
+        cases.append(_output(item_id, CONTROL_PREFIX + "random_quote", {
+            "review_text": "\n".join(f'- This passage looks wrong: "{q}"' for q in quotes), "prompt_style": "control",
+            "flags": flags}))  # fmt: skip
+    papers = sorted({truths[i].get("paper_id") for i in injected})
+    if len(papers) < 2:
+        return cases
+    other = {p: papers[(n + 1) % len(papers)] for n, p in enumerate(papers)}
+    by_paper_copy = {(truths[i].get("paper_id"), truths[i].get("copy")): i for i in injected}
+    for system, outputs in sorted(reviewer_outputs.items()):
+        if system.startswith(CONTROL_PREFIX):
+            continue
+        for out in outputs:
+            t = truths.get(out["item_id"])
+            if not t or t.get("clean") or out.get("error"):
+                continue
+            target = by_paper_copy.get((other[t.get("paper_id")], t.get("copy")))
+            if target is not None:
+                detail = json.loads(out.get("detail_json") or "{}")
+                detail.pop("shown_spans", None)  # spans of another paper's files say nothing here
+                cases.append(_output(target, f"{CONTROL_PREFIX}shuffled:{system}",
+                                     detail | {"shuffled_from": out["item_id"]}))
+    return cases
