@@ -257,20 +257,20 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
             for problem in problems:
                 print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        target = None
+        if config.audit != "paper_audit":  # a bad corpus is named before storage is touched
+            from corpora import load_corpus
+
+            corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
         problem = preflight(config)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        target = None
         if config.audit == "paper_audit":  # the injection runs on Ray
             target = resolve_ray_address(config.ray_address)
             init_ray(target)
             held.append(make_services(config))
             corpus = build_paper_corpus(config, held[0])
-        else:
-            from corpora import load_corpus
-
-            corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
     except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
