@@ -20,6 +20,8 @@ from clients.errors import TransientError
 from tests.helpers.checker_service import deploy_checkers
 from tests.helpers.ports import free_port
 
+pytestmark = pytest.mark.heavy  # a real Ray Serve app deployed by jobs/serve_checkers.py
+
 APP = "checkers_test"
 
 

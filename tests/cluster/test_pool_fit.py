@@ -43,6 +43,7 @@ DRIVER = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 def test_more_workers_than_cpus_finishes_quickly_with_a_fitted_pool(tmp_path):
     """`--workers 4` on a 1-CPU Ray: the run fits the pool to 1 worker, says so and finishes
     (it used to wait 5 minutes for actors that could never be placed)."""

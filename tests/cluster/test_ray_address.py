@@ -36,6 +36,7 @@ def test_bad_or_unreachable_address_fails_in_seconds(monkeypatch, form):
     assert "Traceback" not in str(raised.value)
 
 
+@pytest.mark.heavy
 def test_run_corpus_accepts_the_dashboard_url_in_ray_address(ray_head, tmp_path):
     """`source .dev-services/env.sh` exports RAY_ADDRESS=http://127.0.0.1:<dashboard>."""
     env = {**ray_head.env(), "RAY_ADDRESS": ray_head.dashboard_url}

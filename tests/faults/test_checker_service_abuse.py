@@ -21,6 +21,8 @@ import pytest
 from tests.helpers.checker_service import deploy_checkers
 from tests.helpers.paths import REPO_ROOT
 
+pytestmark = pytest.mark.heavy  # a real Ray Serve app deployed by jobs/serve_checkers.py
+
 SERVICE_TOML = """
 [checkers]
 app_name = "checkers_abuse"

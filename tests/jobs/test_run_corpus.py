@@ -19,6 +19,7 @@ def run_dirs(root):
     return sorted(p for p in root.iterdir() if (p / "manifest.json").exists())
 
 
+@pytest.mark.heavy
 def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     result = run_job("run_corpus.py", "--snapshot", SNAPSHOT, "--bootstrap", "200", cwd=tmp_path, env=ray_head.env())
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -67,6 +68,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     assert len(client.search_runs([experiment.experiment_id])) == 3  # same runs, not new ones
 
 
+@pytest.mark.heavy
 def test_malformed_input_is_recorded_and_the_run_goes_on(ray_head, tmp_path):
     good = DEFAULT_CORPUS.read_text().splitlines()[:8]
     bad = [
@@ -92,6 +94,7 @@ def test_malformed_input_is_recorded_and_the_run_goes_on(ray_head, tmp_path):
     assert "errored" in result.stdout
 
 
+@pytest.mark.heavy
 def test_outputs_on_s3_read_back_with_boto3_and_pyarrow(ray_head, moto_s3, tmp_path):
     client = moto_s3.client()
     client.create_bucket(Bucket="runs-e2e")
@@ -146,6 +149,7 @@ def test_bad_config_names_file_and_field(tmp_path):
     assert str(config) in result.stderr and "workers" in result.stderr
 
 
+@pytest.mark.heavy
 def test_source_outage_withholds_scores_unless_overridden(ray_head, tmp_path):
     keys = [line.split('"')[3] for line in DEFAULT_CORPUS.read_text().splitlines()[:3]]
     config = tmp_path / "outage.toml"

@@ -12,6 +12,8 @@ import pytest
 from tests.helpers.paths import HALLMARK_DATA
 from tests.helpers.run_job import run_job
 
+pytestmark = pytest.mark.heavy  # end-to-end runs through jobs/run_corpus.py
+
 SNAPSHOT = "2026-11-29"
 BIB = r"""
 @article{smith2020,

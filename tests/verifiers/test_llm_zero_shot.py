@@ -68,6 +68,7 @@ def test_replayed_gemini_answers_come_back_label_for_label(tmp_path):
     assert sum(o.error_kind == "parse" for o in outputs) >= 1
 
 
+@pytest.mark.heavy
 @pytest.mark.requires_shared_data
 def test_replaying_gemini_pro_gives_back_its_released_metrics(tmp_path):
     """All 1,119 dev_public entries. HALLMARK's harness turned a parse failure into UNCERTAIN@0.5
