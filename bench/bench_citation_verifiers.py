@@ -54,7 +54,7 @@ from corpora.citeintegrity_suite import (  # noqa: E402
     build_suite,
     hallmark_entries,
     load_suite_instances,
-    record_from_row,
+    records_from_rows,
     suite_from_instances,
 )
 from corpora.hallmark import load_hallmark_jsonl  # noqa: E402
@@ -81,23 +81,10 @@ def row(**fields: object) -> None:
 
 # ---- suites -------------------------------------------------------------------------------------
 def crossref_references(limit: int = 800, year_window: tuple[int, int] | None = None) -> list[SourceRecord]:
-    """The first `limit` usable recorded Crossref works (DOI, title, deposited family names, venue,
-    year; within `year_window` when given), with deposited family names and the keyword-query
-    stratum of their own title and venue (`query_stratum`)."""
+    """The first `limit` usable recorded Crossref works (`records_from_rows`: deposited family
+    names, the keyword-query stratum of their own title and venue)."""
     files = sorted((REFCHECKER / "test_cache" / "api_cache" / "crossref").glob("*.json"))
-    refs, seen = [], set()
-    for path in files:
-        for r in read_source("crossref", path):
-            rec = record_from_row(r)
-            if rec is None or rec.record_id in seen:
-                continue
-            if year_window and not year_window[0] <= rec.citation.year <= year_window[1]:
-                continue
-            seen.add(rec.record_id)
-            refs.append(rec)
-            if len(refs) >= limit:
-                return refs
-    return refs
+    return records_from_rows((r for path in files for r in read_source("crossref", path)), limit, year_window)
 
 
 def suite_index(suite, tmp: Path) -> Path:  # noqa: ANN001

@@ -161,6 +161,25 @@ def record_from_row(row: dict, stratum: str | None = None) -> SourceRecord | Non
     return SourceRecord(row["doi"], stratum or query_stratum(row["title"], row["venue"]), citation)
 
 
+def records_from_rows(rows: Iterable[dict], limit: int | None = None,
+                      year_window: tuple[int, int] | None = None) -> list[SourceRecord]:
+    """The snapshot: the first `limit` usable rows (see `record_from_row`; within `year_window`,
+    the stand-in for the paper's query date filter), first occurrence of each DOI, in input order."""
+    out: list[SourceRecord] = []
+    seen: set[str] = set()
+    for row in rows:
+        rec = record_from_row(row)
+        if rec is None or rec.record_id.lower() in seen:
+            continue
+        if year_window and not year_window[0] <= rec.citation.year <= year_window[1]:
+            continue
+        seen.add(rec.record_id.lower())
+        out.append(rec)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
 @dataclass(frozen=True)
 class SourcePair:
     """Two works paired as each other's donor."""
@@ -600,6 +619,7 @@ __all__ = [
     "exported_fields",
     "query_stratum",
     "record_from_row",
+    "records_from_rows",
     "source_record",
     "HALLMARK_TYPE_OF_VARIANT",
     "INCONSISTENT_VARIANTS",
