@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from corpora.citation_normalization import CitationFields, venue_similarity
 from corpora.citation_normalization import venue_initials as matcher_initials
 from corpora.citeintegrity_suite import (
@@ -120,3 +122,48 @@ def test_rows_keep_deposited_family_names_and_their_own_stratum():
     assert query_stratum("Cohort study of influenza epidemiology", "Public Health Reports") == "Public Health"
     assert query_stratum("Nanotechnology-enabled catalysts", "Materials Today") == "Materials Science"
     assert query_stratum("On the history of opera", "Music Quarterly") == "Other"
+
+
+def _write_refs(path, rows):  # noqa: ANN001, ANN202
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_generator_cli_exposes_near_title_cutoff_and_year_window(tmp_path):
+    import json
+
+    from jobs.generate_corpus import main
+
+    base = {"bibtex_type": "article", "domain": "x", "journal": "Journal of Tests"}
+    rows = [
+        {**base, "ref_id": "a", "title": "Deep learning for protein folding", "authors": ["Ann Lee"], "year": 2020, "doi": "10.5555/a"},
+        {**base, "ref_id": "b", "title": "Deep learning for protein folding tasks", "authors": ["Bo Chan"], "year": 2021, "doi": "10.5555/b"},
+        {**base, "ref_id": "c", "title": "Glacier melting in alpine valleys", "authors": ["Cy Dunn"], "year": 2019, "doi": "10.5555/c"},
+        {**base, "ref_id": "d", "title": "Urban heat islands and mortality", "authors": ["Eve Fox"], "year": 2012, "doi": "10.5555/d"},
+    ]
+    refs = tmp_path / "refs.jsonl"
+    _write_refs(refs, rows)
+
+    def sources(*flags: str) -> set[str]:
+        out = tmp_path / "suite.jsonl"
+        assert main(["citeintegrity", "--references", str(refs), "--out", str(out), *flags]) == 0
+        return {json.loads(line)["source_id"] for line in out.read_text().splitlines()}
+
+    assert "b" not in sources("--near-title-cutoff", "0.9")  # 0.9-similar to a: screened out
+    assert sources("--near-title-cutoff", "none") == {"a", "b", "c", "d"}  # the ablation keeps it
+    assert "d" not in sources("--near-title-cutoff", "none", "--years", "2019-2025")  # 2012 is outside the window
+
+
+@pytest.mark.requires_shared_data
+@pytest.mark.heavy
+def test_generator_passes_its_own_audit_on_dev_public(tmp_path):
+    """Defect 3: dev_public titles carry "&apos;"; the formatting variant used to upper-case it."""
+    from jobs.generate_corpus import main
+    from tests.helpers.paths import HALLMARK_DATA, require_shared_data
+
+    require_shared_data()
+    out = tmp_path / "dev_suite.jsonl"
+    assert main(["citeintegrity", "--references", str(HALLMARK_DATA / "dev_public.jsonl"),
+                 "--references-format", "hallmark", "--out", str(out)]) == 0
+    assert out.read_text().count("\n") > 1000
