@@ -164,8 +164,20 @@ def split_bibtex_authors(raw: str | None) -> tuple[list[str], bool]:
     return names, truncated
 
 
+def _one_braced_group(name: str) -> bool:
+    """Whether the whole name is one brace group ("{Lagkadinou, MD}", not "{A} {B}")."""
+    depth = 0
+    for k, ch in enumerate(name):
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0:
+            return k == len(name) - 1 and k > 0
+    return False
+
+
 def _family_name(name: str) -> str:
     name = name.strip()
+    if name.startswith("{") and _one_braced_group(name):
+        return name[1:-1]  # a braced corporate or compound name is one unit, commas inside included
     if "," in name:
         return name.split(",", 1)[0].strip(" {}")
     if name.startswith("{") and name.endswith("}"):

@@ -73,6 +73,7 @@ PAPER_QUERY_STRATA: dict[str, str] = {
     "Materials Science": "materials science nanotechnology",
 }
 OTHER_STRATUM = "Other"
+_AND_WORD = re.compile(r"\s+and\s+", re.IGNORECASE)
 _ALPHA_WORD = re.compile(r"[^\W\d_]+")
 
 Label = Literal["acceptable", "inconsistent"]
@@ -341,12 +342,25 @@ def _safe_upper(text: str) -> str:
     return "".join(c.upper() if normalize_text(c.upper()) == normalize_text(c) else c for c in text)
 
 
+_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def _upper_text(text: str) -> str:
+    """Upper-case a field for the formatting variant. Entities are decoded first (upper-casing
+    "&apos;" gives "&APOS;", which no longer decodes); a double-encoded one ("&amp;#39;"), whose
+    decoding would change the normalized field, is kept and left as it is instead."""
+    decoded = html.unescape(text)
+    if normalize_text(decoded) == normalize_text(text):
+        return _safe_upper(decoded)
+    parts = _ENTITY.split(text)
+    entities = _ENTITY.findall(text)
+    return "".join(_safe_upper(p) + (entities[k] if k < len(entities) else "") for k, p in enumerate(parts))
+
+
 def _formatting(c: StructuredCitation) -> StructuredCitation:
-    # entities decoded first: upper-casing "&apos;" gives "&APOS;", which no longer decodes
-    title = _safe_upper(html.unescape(c.title))
+    title = _upper_text(c.title)
     title = title.replace(": ", " - ") if ": " in title else title.replace(" ", ": ", 1)
-    authors = tuple(_safe_upper(html.unescape(a)) for a in c.authors)
-    return StructuredCitation(c.doi, title, authors, c.year, _safe_upper(html.unescape(c.venue)))
+    return StructuredCitation(c.doi, title, tuple(_upper_text(a) for a in c.authors), c.year, _upper_text(c.venue))
 
 
 def venue_initials(venue: str) -> str:
@@ -551,7 +565,9 @@ def bibtex_author_field(authors: Iterable[str], truncated: bool = False) -> str:
     """Family names as a BibTeX author field that parses back to the same family names: each name
     braced ("{Van Gool}", one unit, as BibTeX reads a braced last name), joined by " and ", an
     explicit truncation as " and others"."""
-    names = ["{" + _balanced_braces(a) + "}" for a in authors]
+    # a deposited "family" can hold commas or a word "and" (an affiliation, two people): braces keep
+    # the commas in, and a braced {and} is not a name separator
+    names = ["{" + _AND_WORD.sub(" {and} ", _balanced_braces(a)) + "}" for a in authors]
     return " and ".join(names + (["others"] if truncated else []))
 
 

@@ -71,6 +71,13 @@ def test_formatting_decodes_entities_before_upper_casing():
     assert fmt.normalized() == RECORDS[3].citation.normalized()
 
 
+def test_formatting_keeps_a_double_encoded_entity_intact():
+    src = StructuredCitation("10.3102/x", "Exploring Large Language Models&amp;#39; Responses", ("Nabizadeh",), 2025,
+                             "AERA 2025")
+    fmt = dict((n, c) for n, _, c in variants(src, RECORDS[0].citation))["formatting"]
+    assert "&amp;" in fmt.title and fmt.normalized() == src.normalized()
+
+
 def test_every_acceptable_export_agrees_with_its_source_and_audit_passes():
     suite = build_suite(RECORDS, SuiteConfig(near_title_cutoff=None))
     report = audit_suite(suite)
@@ -167,3 +174,11 @@ def test_generator_passes_its_own_audit_on_dev_public(tmp_path):
     assert main(["citeintegrity", "--references", str(HALLMARK_DATA / "dev_public.jsonl"),
                  "--references-format", "hallmark", "--out", str(out)]) == 0
     assert out.read_text().count("\n") > 1000
+
+
+def test_deposited_families_with_commas_or_and_survive_export():
+    """Real Crossref deposits: an affiliation or two people in one family field stays one element."""
+    odd = ("Lagkadinou, MD, Ph.D.", "Department of Science and Technology, Tokyo", "Roman Hornung, David Causeur")
+    c = StructuredCitation("10.5555/odd", "Antibody conjugates in oncology", odd, 2025, "J")
+    assert _read(c).authors == odd
+    assert _read(dataclasses.replace(c, authors=odd[:1], truncated=True)).authors == odd[:1]
