@@ -143,16 +143,35 @@ def scores(rule: str, t: FeatureTable, logistic: tuple[Sequence[float], float] |
     elif rule == "equal_weights":
         s = x.mean(axis=1)
     elif rule == "weighted":
-        s = x @ WEIGHTS
+        s = _linear(x, WEIGHTS)
     elif rule == "minimum_field":
         s = x.min(axis=1)
     elif rule == "logistic":
         if logistic is None:
             raise ValueError("the logistic rule needs fitted coefficients")
-        s = 1.0 / (1.0 + np.exp(-(x @ np.asarray(logistic[0]) + logistic[1])))
+        s = 1.0 / (1.0 + np.exp(-(_linear(x, logistic[0]) + logistic[1])))
     else:
         return np.array([rule_score(rule, None, False)])  # raises the unknown-rule error
     return np.where(ok, s, 0.0)
+
+
+def _linear(x: np.ndarray, w: Sequence[float]) -> np.ndarray:
+    """w . x row by row, summed left to right elementwise: the same bits for a row whatever the
+    batch (a BLAS product may sum in another order), so a query scored alone compares with a
+    threshold taken from a batch exactly (titles tie at rational similarities such as 12/13)."""
+    out = np.zeros(len(x))
+    for j, wj in enumerate(w):
+        out = out + float(wj) * x[:, j]
+    return out
+
+
+def score_rows(rule: str, rows: Sequence[Sequence[float]], logistic: tuple[Sequence[float], float] | None) -> np.ndarray:
+    """`scores` for bare feature rows (stress and omission queries)."""
+    x = np.asarray(rows, dtype=float).reshape(-1, 4)
+    n = len(x)
+    empty = np.array([""] * n)
+    return scores(rule, FeatureTable(x, np.zeros(n, int), np.zeros(n, bool), np.zeros(n, bool), empty, empty, empty,
+                                     empty), logistic)
 
 
 def confusion(accept: np.ndarray, z: np.ndarray) -> tuple[int, int, int, int]:
@@ -343,7 +362,7 @@ def stress(suite: Suite, index: SuiteIndex, cal) -> list[dict]:  # noqa: ANN001
             retrieved += rid == sid
             f = features(cited, index.records[rid])
             for rule in STRONG_RULES:
-                if rule_score(rule, f, logistic=logistic) >= cal.thresholds[rule]:
+                if score_rows(rule, [f], logistic)[0] >= cal.thresholds[rule]:
                     (right if rid == sid else wrong)[rule] += 1
         out.append({"budget": budget, "queries": len(sources), "correct_retrieval": retrieved,
                     "accepted_correct": {r: right[r] for r in STRONG_RULES},
@@ -362,7 +381,7 @@ def omission(suite: Suite, index: SuiteIndex, t: FeatureTable, cal) -> dict:  # 
         cited = CitationFields.from_bibtex_fields(exported_fields(inst.citation))
         rid, _ = index.best_title(cited.title, exclude=inst.source_id)
         if rid is not None:
-            accepted += rule_score("weighted", features(cited, index.records[rid])) >= cal.thresholds["weighted"]
+            accepted += score_rows("weighted", [features(cited, index.records[rid])], None)[0] >= cal.thresholds["weighted"]
     suffixed = sum(f"{(c.doi or '').lower()}{DOI_SUFFIX}" not in index.by_doi for c in suite.records.values())
     return {"queries": queries, "correct_retrieval_full_index": retrieved, "weighted_accepts_substitute": int(accepted),
             "suffixed_dois": len(suite.records), "suffixed_unresolved": suffixed}

@@ -158,3 +158,15 @@ def test_audit_job_refuses_an_empty_record_set(tmp_path: Path, capsys: pytest.Ca
     assert audit_main(["--crossref-cache", str(tmp_path / "c"), "--out-dir", str(tmp_path / "o")]) == 2
     assert "0 usable records" in capsys.readouterr().err
     assert audit_main(["--out-dir", str(tmp_path / "o")]) == 2
+
+
+def test_a_row_scores_the_same_alone_and_in_a_batch():
+    """Thresholds come from batch scores, stress queries are scored alone; a title tied with the
+    threshold title (similarities are rationals like 12/13) must land on the same side."""
+    from verifiers.citeintegrity_experiments import score_rows
+
+    rng = np.random.default_rng(3)
+    rows = np.vstack([rng.random((300, 4)), [[12 / 13, 1, 1, 1]]])
+    for rule, logistic in (("weighted", None), ("logistic", ([5.1, 3.3, 2.2, 0.7], -9.4)), ("equal_weights", None)):
+        batch = score_rows(rule, rows, logistic)
+        assert all(score_rows(rule, [r], logistic)[0] == batch[k] for k, r in enumerate(rows))
