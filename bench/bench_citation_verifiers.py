@@ -7,7 +7,8 @@
 Suites (reference 003 protocol, `corpora/citeintegrity_suite.py`):
   * `sample`: the bundled suite (hand-typed well-known references);
   * `crossref800`: built here from the first 800 usable real Crossref works recorded in
-    ../shared/data/bibsources/refchecker (strata = 6 groups of recorded query files).
+    ../shared/data/bibsources/refchecker (deposited family names; strata = the paper's keyword
+    queries matched on each record's own title and venue, `query_stratum`).
   The index holds every retained source record (the paper's fixed reference collection). Rows:
   per rule the validation-selected threshold and test precision / recall / F1 / FAR / AUROC /
   separation margin; the title-deletion stress curve (budgets 1, 2, 4, 8, 16: correct retrieval,
@@ -55,14 +56,15 @@ if __package__ in (None, ""):
 from corpora.citation_normalization import CitationFields, normalize_text  # noqa: E402
 from corpora.citeintegrity_suite import (  # noqa: E402
     SAMPLE_SUITE_PATH,
+    SourceRecord,
     SuiteConfig,
     build_suite,
     hallmark_entries,
     load_suite_instances,
+    records_from_rows,
     suite_from_instances,
 )
 from corpora.hallmark import load_hallmark_jsonl  # noqa: E402
-from corpora.real_reference import Reference  # noqa: E402
 from storage.records import Item  # noqa: E402
 from verifiers.citeintegrity_rules import RULES, Calibration, calibrate, features, retrieve, rule_score  # noqa: E402
 from verifiers.index_build import IndexSource, build_index, write_index  # noqa: E402
@@ -85,20 +87,11 @@ def row(**fields: object) -> None:
 
 
 # ---- suites -------------------------------------------------------------------------------------
-def crossref_references(limit: int = 800) -> list[Reference]:
+def crossref_references(limit: int = 800, year_window: tuple[int, int] | None = None) -> list[SourceRecord]:
+    """The first `limit` usable recorded Crossref works (`records_from_rows`: deposited family
+    names, the keyword-query stratum of their own title and venue)."""
     files = sorted((REFCHECKER / "test_cache" / "api_cache" / "crossref").glob("*.json"))
-    refs, seen = [], set()
-    for k, path in enumerate(files):
-        for r in read_source("crossref", path):
-            authors = tuple(" ".join(x for x in (a["given"], a["family"]) if x) for a in r["authors"] if a["family"])
-            if not (r["doi"] and r["title"] and authors and r["venue"] and r["year"]) or r["doi"] in seen:
-                continue
-            seen.add(r["doi"])
-            refs.append(Reference(ref_id=r["doi"], bibtex_type="article", title=r["title"], authors=authors,
-                                  year=r["year"], venue=r["venue"], domain=f"q{k % 6}", doi=r["doi"]))
-            if len(refs) >= limit:
-                return refs
-    return refs
+    return records_from_rows((r for path in files for r in read_source("crossref", path)), limit, year_window)
 
 
 def suite_index(suite, tmp: Path) -> Path:  # noqa: ANN001

@@ -7,8 +7,9 @@ Wiring only: reference list -> corpora generator -> JSONL file. Two kinds:
                   corpora/samples/citations_sample.jsonl
   citeintegrity   CiteIntegrity-style suite (disjoint source-donor pairs, five acceptable and five
                   inconsistent variants per source, split by pair); default output
-                  corpora/samples/citeintegrity_sample.jsonl. Its three construction audits run
-                  before anything is written.
+                  corpora/samples/citeintegrity_sample.jsonl. Its construction audits (on the
+                  exported fields) run before anything is written; --near-title-cutoff none is the
+                  near-title ablation, --years 2019-2025 the paper's eligibility window.
 
 `--check` regenerates in memory and compares with the file already there (exit 1 on any difference).
 """
@@ -33,6 +34,20 @@ from corpora.citeintegrity_suite import (  # noqa: E402
 from corpora.real_reference import REAL_REFERENCES_PATH, load_references, references_from_hallmark  # noqa: E402
 from corpora.taxonomy import hallmark_taxonomy  # noqa: E402
 
+_UNSET = object()
+
+
+def _cutoff(text: str) -> float | None:
+    return None if text.lower() in ("none", "off") else float(text)
+
+
+def _years(text: str) -> tuple[int, int]:
+    try:
+        first, last = (int(x) for x in text.split("-", 1))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--years wants FIRST-LAST (e.g. 2019-2025), not {text!r}") from exc
+    return first, last
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--n-valid", type=int, help="hallmark: number of VALID entries")
     p.add_argument("--n-hallucinated", type=int, help="hallmark: number of HALLUCINATED entries")
     p.add_argument("--types", help="hallmark: comma-separated hallucination types (default: all 14)")
+    p.add_argument("--near-title-cutoff", type=_cutoff, default=_UNSET,
+                   help="citeintegrity: drop a record at least this similar to an earlier title; 'none' disables "
+                        "(the near-title ablation); default 0.95")
+    p.add_argument("--years", type=_years, default=None,
+                   help="citeintegrity: eligibility window FIRST-LAST on the recorded year (the paper's 2019-2025); "
+                        "default none")
     p.add_argument("--check", action="store_true", help="compare with the existing file instead of writing it")
     return p
 
@@ -68,7 +89,12 @@ def _hallmark_text(args: argparse.Namespace, refs) -> tuple[str, list[str]]:
 
 
 def _suite_text(args: argparse.Namespace, refs) -> tuple[str, list[str]]:
-    config = SuiteConfig(**({"seed": args.seed} if args.seed is not None else {}))
+    overrides: dict = {"seed": args.seed} if args.seed is not None else {}
+    if args.near_title_cutoff is not _UNSET:
+        overrides["near_title_cutoff"] = args.near_title_cutoff
+    if args.years:
+        overrides["year_window"] = args.years
+    config = SuiteConfig(**overrides)
     suite = build_suite(refs, config)
     return suite_jsonl(suite), audit_suite(suite).failures
 

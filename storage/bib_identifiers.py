@@ -52,14 +52,24 @@ def strip_homonym(name: str) -> str:
     return DBLP_HOMONYM.sub("", " ".join(str(name).split()))
 
 
+def _one_braced_group(name: str) -> bool:
+    """Whether the whole name is one brace group ("{Lagkadinou, MD}", "{Smith {and} Jones}", not "{A} {B}")."""
+    depth = 0
+    for k, ch in enumerate(name):
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0:
+            return k == len(name) - 1 and k > 0
+    return False
+
+
 def name_parts(name: str) -> tuple[str, str]:
     """(family, given) of one person's name in any BibTeX form; the family name keeps its particles
     ("van der Maaten") and loses DBLP's homonym number; braces are removed from the parts."""
     name = strip_homonym(name)
     if not name:
         return "", ""
-    if name.startswith("{") and name.endswith("}") and name.count("{") == 1:
-        return name[1:-1].strip(), ""  # a braced corporate or compound name is one unit
+    if name.startswith("{") and _one_braced_group(name):
+        return name[1:-1].strip(), ""  # a braced corporate or compound name is one unit, commas inside included
     try:
         parts = parse_single_name_into_parts(name, strict=False)
         family = " ".join(parts.von + parts.last)

@@ -43,7 +43,8 @@ def test_audits_pass_on_bundled_suite_file():
     stored = suite_from_instances(load_suite_instances(SAMPLE_SUITE_PATH))
     report = audit_suite(stored)
     assert report.ok, report.failures
-    assert set(report.checks) == {"negatives_differ", "no_conflicting_labels", "pair_partition", "formatting_preserved"}
+    assert set(report.checks) == {"negatives_differ", "no_conflicting_labels", "pair_partition", "formatting_preserved",
+                                  "export_round_trip", "acceptable_fields_agree"}
 
 
 def test_eligibility_and_pairs(suite):
