@@ -81,6 +81,8 @@ COMMANDS: dict[str, Check] = {
         Check("test", "tests/scoring/test_hallmark_reproduction.py::test_command_reproduces_stored_aggregate"),
     "python jobs/generate_corpus.py hallmark --check":
         Check("run", r"citations_sample\.jsonl: up to date \(100 lines\)"),
+    'python jobs/citeintegrity_audit.py --crossref-cache "$SCRUTINEER_SHARED_DATA/bibsources/refchecker/tests/fixtures/test_cache/api_cache/crossref" --years any --out-dir audit/ --html':
+        Check("optional-data", r"(?i)report", heavy=True),
     "python jobs/generate_corpus.py citeintegrity --out suite.jsonl --seed 7":
         Check("run", r"wrote 540 entries to suite\.jsonl; construction audits passed"),
     "python jobs/check_sources.py --require dblp,openalex":
