@@ -70,6 +70,15 @@ def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[st
     return run_ids
 
 
+def _warn_if_index_changed(run_id: str, stored: dict[str, Any], current: dict[str, Any]) -> None:
+    """A resumed run whose index file changed mixes answers of two indexes: say so (it still resumes)."""
+    before = ((stored.get("provenance") or {}).get("index") or {}).get("sha256")
+    now = ((current.get("provenance") or {}).get("index") or {}).get("sha256")
+    if before and now and before != now:
+        print(f"[index] warning: run {run_id} started with index sha256 {before[:12]}, the file is now {now[:12]}; "
+              "finished shards keep the old answers (use another --snapshot or --storage for a clean run)", flush=True)
+
+
 def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
     store = Store(config.storage)
     revision = current_revision()
@@ -92,9 +101,11 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
                 "code": revision.to_dict(),
                 "packages": packages,
                 "config": config.model_dump(),
+                "provenance": spec.provenance(),
             }
         )  # fmt: skip
         stored = store.open_run(run_id, manifest)
+        _warn_if_index_changed(run_id, stored, manifest)
         if stored.get("shard_size") != config.shard_size:
             raise ValueError(
                 f"run {run_id} was started with shard_size {stored.get('shard_size')}; resume it with the same shard size"

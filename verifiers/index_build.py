@@ -12,6 +12,7 @@ JSON line per merged record naming the record it was merged into. Blocking struc
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -145,10 +146,26 @@ class _RowPreparer:
         return BuildStats(self.count, self.dropped, self.per_origin, dict(self.merged))
 
 
+BUILD_METADATA_KEY = "scrutineer_build"
+
+
+def describe_sources(sources: Sequence[IndexSource]) -> list[dict[str, Any]]:
+    """What an index was built from: each dump's format, file name, size and modification date
+    (a dump's date, as far as the file can tell), for the index's provenance."""
+    described = []
+    for source in sources:
+        stat = Path(source.path).stat()
+        modified = dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC).isoformat(timespec="seconds")
+        described.append({"format": source.format, "file": Path(source.path).name, "bytes": stat.st_size,
+                          "modified": modified})  # fmt: skip
+    return described
+
+
 def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000, dedupe_doi: bool = True,
-                merged_path: str | Path | None = None) -> BuildStats:
+                merged_path: str | Path | None = None, sources: list[dict[str, Any]] | None = None) -> BuildStats:
     """Stream rows into `out` (Parquet, zstd), assigning record ids in order; `merged_path` gets
-    one JSON line per record merged into an earlier one."""
+    one JSON line per record merged into an earlier one. `sources` (from `describe_sources`) and
+    the build stats go into the file's footer metadata, so a run can say which index answered it."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
@@ -162,8 +179,13 @@ def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000,
                 batch = []
         if batch or preparer.count == 0:
             writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
+        stats = preparer.stats()
+        built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        writer.add_key_value_metadata({BUILD_METADATA_KEY: json.dumps(
+            {"built_at": built, "sources": sources or [], "records": stats.records,
+             "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin})})  # fmt: skip
     tmp.replace(out)
-    return preparer.stats()
+    return stats
 
 
 def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True) -> tuple[pa.Table, BuildStats]:
@@ -176,4 +198,5 @@ def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True) -> tupl
 def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True,
                 merged_path: str | Path | None = None) -> BuildStats:
     """Read every source dump and write the index to `out`."""
-    return write_index(iter_rows(sources), out, dedupe_doi=dedupe_doi, merged_path=merged_path)
+    return write_index(iter_rows(sources), out, dedupe_doi=dedupe_doi, merged_path=merged_path,
+                       sources=describe_sources(sources))

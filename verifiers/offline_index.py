@@ -35,6 +35,7 @@ import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -328,6 +329,33 @@ def resolve_index_path(path: str | Path) -> Path:
     if not path.is_absolute() and not path.exists() and (REPO_ROOT / path).exists():
         return REPO_ROOT / path
     return path
+
+
+def index_provenance(path: str | Path) -> dict[str, Any]:
+    """Which index answered a run: the file (name, bytes, SHA-256), its record count and, for a
+    Parquet index from `jobs/build_index.py`, the dumps it was built from with their dates."""
+    import hashlib
+    import json
+
+    resolved = resolve_index_path(path)
+    digest = hashlib.sha256()
+    with open(resolved, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    provenance: dict[str, Any] = {"path": str(path), "file": resolved.name, "bytes": resolved.stat().st_size,
+                                  "sha256": digest.hexdigest()}  # fmt: skip
+    if resolved.suffix == ".parquet":
+        meta = pq.read_metadata(resolved)
+        provenance["records"] = meta.num_rows
+        build = (meta.metadata or {}).get(b"scrutineer_build")
+        if build:
+            provenance.update({k: v for k, v in json.loads(build).items() if k != "records"})
+    else:
+        from verifiers.index_readers import sniff_format
+
+        provenance.update(records=open_index(resolved).table.num_rows, sources=[
+            {"format": sniff_format(resolved), "file": resolved.name, "bytes": resolved.stat().st_size}])
+    return provenance
 
 
 def open_index(path: str | Path) -> OfflineIndex:

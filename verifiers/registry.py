@@ -209,6 +209,15 @@ class SystemSpec:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "args": self.args, "label": self.label}
 
+    def provenance(self) -> dict[str, Any]:
+        """What answered besides the arguments: the offline index's file, hash, size and dumps."""
+        index_path = self.args.get("index_path")
+        if not index_path or str(index_path).startswith("s3://"):
+            return {}
+        from verifiers.offline_index import index_provenance
+
+        return {"index": index_provenance(index_path)}
+
 
 _REGISTRY: dict[str, SystemEntry] = {}
 

@@ -35,6 +35,9 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
         assert sorted(outputs.column("item_id").to_pylist()) == sorted(corpus.items.column("item_id").to_pylist())
         scores[run.name.split("__")[1].split("@")[0]] = json.loads((run / "scores.json").read_text())
         assert json.loads((run / "status.json").read_text())["status"] == "complete"
+        if "field_match" in run.name:  # the run says which index answered it
+            index = json.loads((run / "manifest.json").read_text())["provenance"]["index"]
+            assert index["records"] == 81 and index["file"] == "real_references.jsonl" and len(index["sha256"]) == 64
         assert store.read_table(run.name, "metrics").num_rows > 0
     assert scores["always_valid"]["detection_rate"] == 0.0
     assert scores["always_valid"]["false_positive_rate"] == 0.0

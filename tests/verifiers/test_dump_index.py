@@ -72,3 +72,25 @@ def test_unknown_dump_format_is_a_clear_error(tmp_path):
     dump.write_text('{"x": 1}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="cannot tell the dump format"):
         sniff_format(dump)
+
+
+def test_a_run_can_say_which_index_answered_it(tmp_path):
+    from verifiers import SystemSpec
+    from verifiers.index_build import IndexSource, build_index
+    from verifiers.offline_index import index_provenance
+
+    dump = tmp_path / "refs.jsonl"
+    dump.write_text(json.dumps(_reference("a", "Folding of small proteins", ["Ada Lovelace"], "J. Mol. Biol.")) + "\n",
+                    encoding="utf-8")
+    built = tmp_path / "index.parquet"
+    build_index([IndexSource("references", str(dump))], built)
+    provenance = index_provenance(built)
+    assert provenance["records"] == 1 and len(provenance["sha256"]) == 64
+    assert provenance["sources"] == [{"format": "references", "file": "refs.jsonl", "bytes": dump.stat().st_size,
+                                      "modified": provenance["sources"][0]["modified"]}]
+    assert provenance["built_at"] and provenance["per_origin"] == {"references": 1}
+    in_memory = index_provenance(dump)  # a dump indexed at load time
+    assert in_memory["records"] == 1 and in_memory["sources"][0]["format"] == "references"
+    spec = SystemSpec("field_match", {"sources": ["offline_index"], "index_path": str(built)})
+    assert spec.provenance()["index"]["sha256"] == provenance["sha256"]
+    assert SystemSpec("prescreen", {}).provenance() == {}
