@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +31,23 @@ import diskcache
 
 from clients.errors import CacheMissError
 
-__all__ = ["CachedResponse", "ResponseCache", "request_key"]
+__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "request_key"]
+
+# Stored keys this process read (hits) or wrote, per cache directory: what a finished shard exports
+# to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own entries only.
+_TOUCHED: dict[str, set[str]] = {}
+_TOUCHED_LOCK = threading.Lock()
+
+
+def _touch(directory: Path, key: str) -> None:
+    with _TOUCHED_LOCK:
+        _TOUCHED.setdefault(os.path.abspath(directory), set()).add(key)
+
+
+def drain_touched(directory: str | Path) -> set[str]:
+    """The stored keys touched in `directory` since the last drain (and forget them)."""
+    with _TOUCHED_LOCK:
+        return _TOUCHED.pop(os.path.abspath(directory), set())
 
 
 @dataclass(frozen=True)
@@ -82,19 +100,23 @@ class ResponseCache:
 
     def get(self, source: str, digest: str, readable: str) -> CachedResponse | None:
         """The stored answer, or None (or `CacheMissError` when frozen)."""
-        value = self._cache.get(self.scoped(digest))
+        key = self.scoped(digest)
+        value = self._cache.get(key)
         if value is None:
             self.misses += 1
             if self.frozen:
                 raise CacheMissError(f"not in frozen cache: {readable}", source=source)
             return None
         self.hits += 1
+        _touch(self.directory, key)
         return CachedResponse(**value)
 
     def put(self, response: CachedResponse, digest: str) -> None:
         """Store an answer (ignored when frozen)."""
         if not self.frozen:
-            self._cache.set(self.scoped(digest), asdict(response))
+            key = self.scoped(digest)
+            self._cache.set(key, asdict(response))
+            _touch(self.directory, key)
 
     @staticmethod
     def now() -> str:
