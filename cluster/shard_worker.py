@@ -3,6 +3,9 @@
 The row contract is enforced here, once for every system: exactly one Output per input item.
 An item the system returned nothing for becomes an errored Output (nothing is dropped); an
 output for an unknown or repeated item is a contract violation that fails the shard.
+
+Before a shard the worker imports the run's exported answers into its node's response cache; after
+it, it exports the entries the shard touched next to the outputs (`clients/answer_exchange.py`).
 """
 
 from __future__ import annotations
