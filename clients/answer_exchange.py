@@ -27,10 +27,10 @@ from pathlib import Path
 
 import diskcache
 
-from clients.response_cache import CachedResponse, drain_touched
+from clients.response_cache import CachedResponse, drain_touched, record_touched
 from storage.store import Store
 
-__all__ = ["ANSWERS_FOLDER", "export_shard_answers", "import_run_answers"]
+__all__ = ["ANSWERS_FOLDER", "export_shard_answers", "import_run_answers", "record_touched"]
 
 ANSWERS_FOLDER = "answers"
 _SUFFIX = ".jsonl.gz"
@@ -57,8 +57,8 @@ def _encode(directories: Iterable[str | Path]) -> tuple[bytes, int]:
 
 
 def export_shard_answers(store: Store, run_id: str, shard_id: int, directories: Iterable[str | Path]) -> int:
-    """Write the entries touched in `directories` since the last export as the shard's answer file;
-    returns the count (nothing is written when the shard touched no entry)."""
+    """Write the entries touched in `directories` since the last export (recording started with
+    `record_touched`) as the shard's answer file; returns the count (no file when there is none)."""
     data, count = _encode(directories)
     if count:
         store.write_file(run_id, f"{ANSWERS_FOLDER}/shard-{shard_id:05d}{_SUFFIX}", data)
@@ -76,7 +76,8 @@ def _decode(path: str, data: bytes) -> list[tuple[str, dict]]:
             raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
         key, value = entry.get("key"), entry.get("value")
         if not isinstance(key, str) or not isinstance(value, dict) or set(value) != _FIELDS:
-            raise ValueError(f"{path}:{number}: expected {{'key': str, 'value': {{{', '.join(sorted(_FIELDS))}}}}}")
+            wanted = ", ".join(sorted(_FIELDS))
+            raise ValueError(f"{path}:{number}: expected {{'key': str, 'value': {{{wanted}}}}}")
         entries.append((key, value))
     return entries
 

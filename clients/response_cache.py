@@ -31,23 +31,36 @@ import diskcache
 
 from clients.errors import CacheMissError
 
-__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "request_key"]
+__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "record_touched", "request_key"]
 
-# Stored keys this process read (hits) or wrote, per cache directory: what a finished shard exports
-# to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own entries only.
+# Stored keys this process read (hits) or wrote, per recorded cache directory: what a finished shard
+# exports to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own
+# entries only. Only directories a shard worker asked for are recorded (a driver's never grow).
 _TOUCHED: dict[str, set[str]] = {}
 _TOUCHED_LOCK = threading.Lock()
 
 
 def _touch(directory: Path, key: str) -> None:
     with _TOUCHED_LOCK:
-        _TOUCHED.setdefault(os.path.abspath(directory), set()).add(key)
+        keys = _TOUCHED.get(os.path.abspath(directory))
+        if keys is not None:
+            keys.add(key)
+
+
+def record_touched(directory: str | Path) -> None:
+    """Start recording the keys this process touches in `directory` (no-op when already on)."""
+    with _TOUCHED_LOCK:
+        _TOUCHED.setdefault(os.path.abspath(directory), set())
 
 
 def drain_touched(directory: str | Path) -> set[str]:
-    """The stored keys touched in `directory` since the last drain (and forget them)."""
+    """The stored keys touched in `directory` since the last drain (recording goes on when it was on)."""
     with _TOUCHED_LOCK:
-        return _TOUCHED.pop(os.path.abspath(directory), set())
+        key = os.path.abspath(directory)
+        keys = _TOUCHED.get(key, set())
+        if key in _TOUCHED:
+            _TOUCHED[key] = set()
+        return keys
 
 
 @dataclass(frozen=True)

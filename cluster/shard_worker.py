@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from clients.answer_exchange import export_shard_answers, import_run_answers
+from clients.answer_exchange import export_shard_answers, import_run_answers, record_touched
 from cluster.shards import ShardTask
 from storage.records import Item, Output
 from storage.schemas import OUTPUT_SCHEMA, table_from_rows
@@ -52,6 +52,7 @@ class ShardWorker:
         started = time.monotonic()
         directories = cache_directories(task.context)
         for directory in directories:  # answers other nodes paid for in this run (a lost node's too)
+            record_touched(directory)
             import_run_answers(self._store, task.run_id, directory)
         system = self._systems.get(task.system_key)
         if system is None:

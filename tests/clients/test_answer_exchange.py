@@ -12,7 +12,7 @@ import pytest
 from clients.answer_exchange import export_shard_answers, import_run_answers
 from clients.llm_cache import LLMCache
 from clients.llm_request import LLMRequest, LLMResponse
-from clients.response_cache import CachedResponse, ResponseCache, drain_touched, request_key
+from clients.response_cache import CachedResponse, ResponseCache, drain_touched, record_touched, request_key
 from storage.store import Store
 
 MSG = [{"role": "user", "content": "is this citation real?"}]
@@ -33,7 +33,7 @@ def store(request, tmp_path, monkeypatch) -> Store:
 
 def test_export_import_round_trip_keeps_keys_and_touched_entries_only(store, tmp_path):
     node_a, node_b = tmp_path / "cache-a", tmp_path / "cache-b"
-    drain_touched(node_a)
+    record_touched(node_a)
     llm_a, sources_a = LLMCache(node_a), ResponseCache(node_a, scope=SCOPE)
     requests = [LLMRequest("openai/replay-model", MSG, {"temperature": t}) for t in (0.0, 0.5, 0.9)]
     for i, request in enumerate(requests):
@@ -61,14 +61,23 @@ def test_export_import_round_trip_keeps_keys_and_touched_entries_only(store, tmp
     assert import_run_answers(store, "another-run", tmp_path / "cache-c") == 0  # the export is per run
 
 
+def test_only_recorded_directories_collect_touched_keys(tmp_path):
+    request = LLMRequest("openai/replay-model", MSG, {})
+    LLMCache(tmp_path / "driver").put(request, LLMResponse("a", "m", 1, 1, 0.0, 0.1, "stop"))
+    assert drain_touched(tmp_path / "driver") == set()  # never recorded: nothing kept in memory
+    record_touched(tmp_path / "worker")
+    LLMCache(tmp_path / "worker").put(request, LLMResponse("a", "m", 1, 1, 0.0, 0.1, "stop"))
+    assert drain_touched(tmp_path / "worker") == {request.cache_key()}
+    assert drain_touched(tmp_path / "worker") == set()
+
+
 def test_import_keeps_local_entries_and_names_a_bad_line(store, tmp_path):
     node_a, node_b = tmp_path / "cache-a", tmp_path / "cache-b"
-    drain_touched(node_a)
+    record_touched(node_a)
     request = LLMRequest("openai/replay-model", MSG, {})
     LLMCache(node_a).put(request, LLMResponse("exported", "m", 1, 1, 0.0, 0.1, "stop"))
     export_shard_answers(store, "run-2", 3, [node_a])
     LLMCache(node_b).put(request, LLMResponse("local", "m", 1, 1, 0.0, 0.1, "stop"))
-    drain_touched(node_b)
     assert import_run_answers(store, "run-2", node_b) == 0
     assert LLMCache(node_b).get(request).text == "local"
 
