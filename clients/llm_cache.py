@@ -11,6 +11,8 @@ pays for the same request twice when resumed. A run pinned to a snapshot opens t
 
 `export_jsonl` / `import_jsonl` move the model answers to and from the run's storage; the lines
 are also recordings for `jobs/llm_replay_server.py`.
+Between the nodes of a cluster, answers travel per shard through the run's storage instead
+(`clients/answer_exchange.py`).
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +31,36 @@ import diskcache
 
 from clients.errors import CacheMissError
 
-__all__ = ["CachedResponse", "ResponseCache", "request_key"]
+__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "record_touched", "request_key"]
+
+# Stored keys this process read (hits) or wrote, per recorded cache directory: what a finished shard
+# exports to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own
+# entries only. Only directories a shard worker asked for are recorded (a driver's never grow).
+_TOUCHED: dict[str, set[str]] = {}
+_TOUCHED_LOCK = threading.Lock()
+
+
+def _touch(directory: Path, key: str) -> None:
+    with _TOUCHED_LOCK:
+        keys = _TOUCHED.get(os.path.abspath(directory))
+        if keys is not None:
+            keys.add(key)
+
+
+def record_touched(directory: str | Path) -> None:
+    """Start recording the keys this process touches in `directory` (no-op when already on)."""
+    with _TOUCHED_LOCK:
+        _TOUCHED.setdefault(os.path.abspath(directory), set())
+
+
+def drain_touched(directory: str | Path) -> set[str]:
+    """The stored keys touched in `directory` since the last drain (recording goes on when it was on)."""
+    with _TOUCHED_LOCK:
+        key = os.path.abspath(directory)
+        keys = _TOUCHED.get(key, set())
+        if key in _TOUCHED:
+            _TOUCHED[key] = set()
+        return keys
 
 
 @dataclass(frozen=True)
@@ -82,19 +113,23 @@ class ResponseCache:
 
     def get(self, source: str, digest: str, readable: str) -> CachedResponse | None:
         """The stored answer, or None (or `CacheMissError` when frozen)."""
-        value = self._cache.get(self.scoped(digest))
+        key = self.scoped(digest)
+        value = self._cache.get(key)
         if value is None:
             self.misses += 1
             if self.frozen:
                 raise CacheMissError(f"not in frozen cache: {readable}", source=source)
             return None
         self.hits += 1
+        _touch(self.directory, key)
         return CachedResponse(**value)
 
     def put(self, response: CachedResponse, digest: str) -> None:
         """Store an answer (ignored when frozen)."""
         if not self.frozen:
-            self._cache.set(self.scoped(digest), asdict(response))
+            key = self.scoped(digest)
+            self._cache.set(key, asdict(response))
+            _touch(self.directory, key)
 
     @staticmethod
     def now() -> str:

@@ -8,7 +8,10 @@ to every component through `RunContext.services`:
   (and server, and key) for LLMs. N workers together send at the configured rate, not N times it.
 * the response cache — one diskcache directory for model answers (keyed by model, server,
   weights, messages, parameters) and source answers (keyed by request and the snapshot policy
-  `source_scope`: a new snapshot date asks the sources again, a resumed run asks nothing).
+  `source_scope`: a new snapshot date asks the sources again, a resumed run asks nothing). Each
+  node has its own directory; what every node shares is the run's storage: a finished shard exports
+  the entries it touched to `<run_id>/answers/` and a worker imports them before each shard
+  (`clients/answer_exchange.py`), so a lost node loses no paid answer.
 * the outage guard — one per run in each worker process (`outage_guard()`), so every shard a
   worker runs for the run shares its error window; outputs that depended on a refused or failed
   lookup carry `outage_sources`, which is how the driver learns the run is incomplete.

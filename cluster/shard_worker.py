@@ -3,6 +3,9 @@
 The row contract is enforced here, once for every system: exactly one Output per input item.
 An item the system returned nothing for becomes an errored Output (nothing is dropped); an
 output for an unknown or repeated item is a contract violation that fails the shard.
+
+Before a shard the worker imports the run's exported answers into its node's response cache; after
+it, it exports the entries the shard touched next to the outputs (`clients/answer_exchange.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from clients.answer_exchange import export_shard_answers, import_run_answers, record_touched
 from cluster.shards import ShardTask
 from storage.records import Item, Output
 from storage.schemas import OUTPUT_SCHEMA, table_from_rows
@@ -46,6 +50,10 @@ class ShardWorker:
 
     async def run_shard(self, task: ShardTask, items: pa.Table) -> ShardResult:
         started = time.monotonic()
+        directories = cache_directories(task.context)
+        for directory in directories:  # answers other nodes paid for in this run (a lost node's too)
+            record_touched(directory)
+            import_run_answers(self._store, task.run_id, directory)
         system = self._systems.get(task.system_key)
         if system is None:
             system = self._systems[task.system_key] = self._build(task.system_spec)
@@ -53,6 +61,9 @@ class ShardWorker:
         batch = [Item.from_row(r) for r in rows.to_pylist()]
         outputs = await system.run(batch, task.context)
         outputs = enforce_one_output_per_item(batch, outputs, task.system_label)
+        # What the shard paid for or used goes next to its outputs, before the outputs: a shard file
+        # then always has its answers in storage, for any node that redoes or replays the run.
+        export_shard_answers(self._store, task.run_id, task.shard_id, directories)
         if any(o.error_kind == BUDGET_ERROR_KIND for o in outputs):
             # Not persisted: the shard is redone on resume (its paid answers are in the response cache,
             # and what it paid is in the run's budget ledger, which a resumed run reads back).
@@ -67,6 +78,13 @@ class ShardWorker:
 
     def ping(self) -> bool:
         return True
+
+
+def cache_directories(context: Any) -> list[str]:
+    """The response-cache directories a shard's context names (the run's and its services')."""
+    services = getattr(context, "services", None)
+    found = [getattr(context, "cache_dir", None), getattr(services, "cache_dir", None)]
+    return list(dict.fromkeys(d for d in found if d))
 
 
 def enforce_one_output_per_item(items: list[Item], outputs: list[Output], system: str) -> list[Output]:

@@ -8,6 +8,8 @@ Layout under the store root, per run:
     <run_id>/tables/<name>.parquet  items, truth, metrics, verdicts of the run
     <run_id>/status.json            running | complete | incomplete | failed, with counts
     <run_id>/lease.json             which driver owns the run now (storage/run_lease.py)
+    <run_id>/answers/shard-00042.jsonl.gz  the response-cache entries shard 42 paid for or used
+                                    (clients/answer_exchange.py): any node imports them
 
 A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
 local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
@@ -109,6 +111,17 @@ class Store:
         path = self.path(run_id, relative)
         self._write_bytes(path, data)
         return path
+
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes as stored (a `.gz` is not decompressed)."""
+        with self.fs.open_input_stream(path, compression=None) as f:
+            return f.read()
+
+    def list_files(self, run_id: str, folder: str) -> list[tuple[str, int, int]]:
+        """(path, size, mtime in ns; 0 when unknown) of every file in a run's folder, sorted."""
+        selector = pafs.FileSelector(self.path(run_id, folder), allow_not_found=True)
+        return sorted((info.path, info.size or 0, info.mtime_ns or 0)
+                      for info in self.fs.get_file_info(selector) if info.type == pafs.FileType.File)  # fmt: skip
 
     def exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
