@@ -5,7 +5,6 @@ keys unchanged, per run."""
 from __future__ import annotations
 
 import gzip
-import uuid
 
 import pytest
 
@@ -14,6 +13,7 @@ from clients.llm_cache import LLMCache
 from clients.llm_request import LLMRequest, LLMResponse
 from clients.response_cache import CachedResponse, ResponseCache, drain_touched, record_touched, request_key
 from storage.store import Store
+from tests.helpers.s3_server import file_or_s3_store
 
 MSG = [{"role": "user", "content": "is this citation real?"}]
 SCOPE = "snapshot:2026-11-29"
@@ -21,14 +21,7 @@ SCOPE = "snapshot:2026-11-29"
 
 @pytest.fixture(params=["file", "s3"])
 def store(request, tmp_path, monkeypatch) -> Store:
-    if request.param == "file":
-        return Store(f"file://{tmp_path / 'runs'}")
-    moto = request.getfixturevalue("moto_s3")
-    for key, value in moto.env().items():
-        monkeypatch.setenv(key, value)
-    bucket = f"answers-{uuid.uuid4().hex[:10]}"
-    moto.client().create_bucket(Bucket=bucket)
-    return Store(f"s3://{bucket}/prefix")
+    return file_or_s3_store(request, tmp_path, monkeypatch, "answers")
 
 
 def test_export_import_round_trip_keeps_keys_and_touched_entries_only(store, tmp_path):

@@ -39,3 +39,20 @@ def start_moto() -> S3Server:
     )  # fmt: skip
     wait_for_port(port, timeout=30)
     return S3Server(f"http://127.0.0.1:{port}", proc)
+
+
+def file_or_s3_store(request, tmp_path, monkeypatch, prefix: str):
+    """A `Store` on local disk or on the session's moto server (`request.param` "file" or "s3"): tests
+    of storage primitives run on both backends with one parametrized fixture."""
+    import uuid
+
+    from storage.store import Store
+
+    if request.param == "file":
+        return Store(f"file://{tmp_path / 'runs'}")
+    moto = request.getfixturevalue("moto_s3")
+    for key, value in moto.env().items():
+        monkeypatch.setenv(key, value)
+    bucket = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    moto.client().create_bucket(Bucket=bucket)
+    return Store(f"s3://{bucket}/prefix")

@@ -5,24 +5,17 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
 
 from storage.run_lease import LeaseHeld, LeaseRecord, RunLease, lease_ttl_from_env
 from storage.store import Store
+from tests.helpers.s3_server import file_or_s3_store
 
 
 @pytest.fixture(params=["file", "s3"])
 def store(request, tmp_path, monkeypatch) -> Store:
-    if request.param == "file":
-        return Store(f"file://{tmp_path / 'runs'}")
-    moto = request.getfixturevalue("moto_s3")
-    for key, value in moto.env().items():
-        monkeypatch.setenv(key, value)
-    bucket = f"lease-{uuid.uuid4().hex[:10]}"
-    moto.client().create_bucket(Bucket=bucket)
-    return Store(f"s3://{bucket}/prefix")
+    return file_or_s3_store(request, tmp_path, monkeypatch, "lease")
 
 
 def lease(store: Store, run_ids: list[str], ttl_s: float = 30.0, **kwargs) -> RunLease:
