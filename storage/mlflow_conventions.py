@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, metric_key
+from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, SYSTEM_RUNS, metric_key
 
-__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "DIGITS", "batch_entities", "ci_metrics",
+__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "SYSTEM_RUNS", "DIGITS", "batch_entities", "ci_metrics",
            "experiment_name"]
 
 STORAGE_TAG = "storage"

@@ -40,6 +40,8 @@ PARAM_TAG_PREFIX = "scrutineer.param."
 SUBMISSION_OF_TAG = "scrutineer.submission_of"
 SUBMISSION_TAG = "scrutineer.submission"
 PARENT_TAG = "mlflow.parentRunId"
+#: `search_runs` filter for system runs alone (not the job runs above them nor their submissions)
+SYSTEM_RUNS = f"tags.`{RUN_ID_TAG}` LIKE '%'"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
@@ -101,10 +103,10 @@ def _ms(seconds: float | None) -> int:
 
 
 def _find(client, experiment_id: str, tag: str, value: str, storage: str) -> str | None:
-    """The MLflow run tagged `tag = value` under storage root `storage` (compared in Python: a URI
-    may hold quotes a filter string would need escaped)."""
-    value = value.replace("'", "")
-    for run in client.search_runs([experiment_id], filter_string=f"tags.`{tag}` = '{value}'", max_results=1000):
+    """The MLflow run tagged `tag = value` under storage root `storage`: compared in Python, after a
+    LIKE search where a quote (which a filter string cannot hold) matches any one character."""
+    pattern = value.replace("'", "_")
+    for run in client.search_runs([experiment_id], filter_string=f"tags.`{tag}` LIKE '{pattern}'", max_results=1000):
         if run.data.tags.get(tag) == value and run.data.tags.get(STORAGE_KEY_TAG, "") == storage:
             return run.info.run_id
     return None

@@ -217,3 +217,15 @@ def test_through_a_tracking_server(tmp_path, mlflow_server):
     assert last.start_time == int(resumed.started_at * 1000) and last.end_time - last.start_time < 1500
     assert client.list_artifacts(a2.mlflow_run_id, "") and "outputs.parquet" in {
         f.path for f in client.list_artifacts(a2.mlflow_run_id)}
+
+
+def test_a_quote_in_a_key_still_finds_its_run(tmp_path, tracking):
+    from storage.tracking import log_system_run
+
+    uri, _ = tracking
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "scores.json").write_text("{}")
+    first, again, other = (log_system_run(uri, "t", run_id=r, run_name=r, params={}, metrics={}, artifact_dir=art,
+                                          storage="/data/o'brien/runs") for r in ("it's", "it's", "itXs"))  # fmt: skip
+    assert first == again != other
