@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from scoring.comparison_report import changes_csv, to_html, to_markdown
     from scoring.run_comparison import compare_runs
     from storage.mlflow_conventions import log_files, tracked_runs_of
+    from storage.redaction import redact_text
     from storage.result_json import result_json
 
     c = compare_runs(before, after, truth, eval_mode=args.eval_mode, n_resamples=args.bootstrap, seed=args.seed)
@@ -153,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             paths.append(local / name)
         if tracking_uri:
             targets = {ml for ml in (ml_a, ml_b) if ml}
-            for run_id in (run_a, run_b):
-                targets |= {t.mlflow_run_id for t in tracked_runs_of(tracking_uri, run_id)}
+            for store, run_id in ((store_a, run_a), (store_b, run_b)):
+                here = (None, store.uri_of(run_id), redact_text(store.uri_of(run_id)))  # not the same id in another root
+                targets |= {t.mlflow_run_id for t in tracked_runs_of(tracking_uri, run_id) if t.storage in here}
             for ml in sorted(targets):
                 log_files(tracking_uri, ml, paths, key)
     m = c.mcnemar

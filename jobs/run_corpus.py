@@ -381,19 +381,26 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
 
     tracking_uri = resolve_tracking_uri(config)
+    from storage.code_revision import current_revision
+    from storage.run_publication import Submission
+
+    # this submission's own start, config and code: its MLflow submission run says so (storage/tracking.py)
+    submission = Submission(started_at=time.time() - (time.monotonic() - started), config=config.model_dump(),
+                            code_revision=current_revision().label)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
             verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
             summary = summarize_paper_runs(
                 plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
                 experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),
-                elapsed_s=time.monotonic() - started,
+                elapsed_s=time.monotonic() - started, submission=submission,
             )  # fmt: skip
         else:
             summary = summarize_citation_runs(
                 plan.store, plan.runs, corpus.truth, failed=outcome.failed, tracking_uri=tracking_uri,
                 experiment=config.experiment, eval_mode=config.eval_mode, bootstrap=config.bootstrap,
                 work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
+                submission=submission,
             )  # fmt: skip
     print(summary.render(), flush=True)
     status = exit_status(outcome, summary)

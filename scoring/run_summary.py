@@ -17,6 +17,7 @@ import pyarrow as pa
 from storage.outages import outage_mask
 from storage.redaction import redact_text
 from storage.run_publication import (
+    Submission,
     SystemSummary,
     close_system_run,
     decided_share,
@@ -129,6 +130,7 @@ def summarize_citation_runs(
     work_dir: Path,
     elapsed_s: float,
     allow_incomplete: bool = False,
+    submission: Submission | None = None,
 ) -> RunSummary:
     from scoring import score_citation_outputs
     from scoring.hallmark_result import run_scores
@@ -164,7 +166,8 @@ def summarize_citation_runs(
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, LEADERBOARD_METRICS)  # fmt: skip
     if tracking_uri:
-        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files,
+                          submission)
     finish_system_runs(store, summary.systems)
     return summary
 
@@ -180,6 +183,7 @@ def summarize_paper_runs(
     bootstrap: int,
     work_dir: Path,
     elapsed_s: float,
+    submission: Submission | None = None,
 ) -> RunSummary:
     """Paper audits: each reviewer's verdicts (adjudicated by the caller) -> detection and
     false-positive statistics per reviewer, one report over all reviewers, MLflow per reviewer."""
@@ -216,7 +220,8 @@ def summarize_paper_runs(
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, PAPER_LEADERBOARD_METRICS)  # fmt: skip
     if tracking_uri:
-        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files,
+                          submission)
     finish_system_runs(store, summary.systems)
     return summary
 

@@ -1,7 +1,13 @@
 """How scrutineer names and finds things in MLflow, beside `storage.tracking` (which logs a run).
 
-- A stored run's MLflow runs are found by the `scrutineer.run_id` tag (`RUN_ID_TAG`), in any
-  experiment; the `storage` tag says where the run's records are.
+- A stored run is one MLflow *system run*, keyed by (`scrutineer.run_id`, `scrutineer.storage`:
+  the redacted storage root), nested under its job's run (`scrutineer.job`); each publish adds a
+  nested *submission run* with that submission's params and duration (storage/tracking.py says
+  why). A run id's MLflow runs are found by `RUN_ID_TAG` in any experiment (one per storage
+  root); the `storage` tag says where the run's records are.
+- Tags the compare view lines runs up by: `model_id` and `prompt_hash` (the most common value in
+  the outputs), `code_revision`, `corpus_version`; what may change between submissions is current
+  in `scrutineer.param.<name>` tags (MLflow params are immutable).
 - One experiment per corpus: the configured name's `{corpus}` (default `scrutineer/{corpus}`)
   becomes the corpus name, so a corpus's runs over time sit side by side.
 - The experiment carries `mlflow.experimentKind = custom_model_development` (MLflow 3's UI
@@ -24,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, metric_key
+from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, SYSTEM_RUNS, metric_key
 
-__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "DIGITS", "batch_entities", "ci_metrics",
+__all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "SYSTEM_RUNS", "DIGITS", "batch_entities", "ci_metrics",
            "experiment_name"]
 
 STORAGE_TAG = "storage"

@@ -18,7 +18,7 @@ from storage.mlflow_conventions import ci_metrics, experiment_name
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.store import Store
-from storage.tracking import log_system_run, metric_key
+from storage.tracking import log_job_run, log_system_run, metric_key
 
 #: Characters a report folder name keeps; anything else (a "/", "..", spaces) becomes "_".
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -123,17 +123,50 @@ def decided_share(scores: dict[str, Any]) -> float | None:
     return (scores.get("outputs") or {}).get("decided_share")
 
 
+@dataclass(frozen=True)
+class Submission:
+    """One publish of a job's runs (a run_corpus.py submission, or a re-publish)."""
+
+    started_at: float
+    """epoch seconds when this submission's work began: its MLflow submission run starts here"""
+    config: dict[str, Any] | None = None
+    """this submission's config; None: the stored manifest's (a re-publish knows no other)"""
+    code_revision: str | None = None
+    """this submission's code; None: the stored manifest's"""
+
+
+def job_id_of(run_ids: list[str]) -> str:
+    """The job a set of runs belongs to: the same runs resumed or re-published are the same job."""
+    return hashlib.sha256("\n".join(sorted(run_ids)).encode()).hexdigest()[:12]
+
+
+def most_common(values: list[Any]) -> str | None:
+    """The most frequent non-empty value (ties: the first seen); None when there is none."""
+    counts: dict[Any, int] = {}
+    for v in values:
+        if v not in (None, ""):
+            counts[v] = counts.get(v, 0) + 1
+    return str(max(counts, key=counts.__getitem__)) if counts else None
+
+
 def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, experiment: str, work_dir: Path,
-                      report_dir: Path, report_files: list[Path]) -> None:  # fmt: skip
-    """One MLflow run per system run: params from the manifest, metrics, outputs and report as artifacts.
+                      report_dir: Path, report_files: list[Path], submission: Submission | None = None) -> None:  # fmt: skip
+    """One MLflow run per system run, nested under the job's run (storage/tracking.py says how
+    they are keyed and why the UI's params and durations are true): params from the manifest,
+    metrics, outputs and report as artifacts, and a nested run for this submission.
 
     A tracking failure never loses the work: it is kept on each system (`tracking_error`) for the
     caller to report, with how to publish later (`republish_runs`)."""
+    import time
+
+    submission = submission or Submission(started_at=time.time())
     down: str | None = None
+    job_run_ids: dict[str, str] = {}  # experiment -> the job's MLflow run in it
     for system, run, metric_table, metric_rows, extra_tables in tracked:
         artifact_dir = work_dir / "mlflow" / system.run_id
         artifact_dir.mkdir(parents=True, exist_ok=True)
-        pq.write_table(store.read_outputs(system.run_id), artifact_dir / "outputs.parquet")
+        outputs = store.read_outputs(system.run_id)
+        pq.write_table(outputs, artifact_dir / "outputs.parquet")
         pq.write_table(metric_table, artifact_dir / "metrics.parquet")
         for name, table in extra_tables.items():
             pq.write_table(table, artifact_dir / name)
@@ -154,30 +187,50 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
                            num_failed_shards=float(system.failed_shards))  # fmt: skip
             said = (system.scores.get("outputs") or {}).get("labels") or {}
             metrics.update({f"said_{label.lower()}": float(n) for label, n in said.items()})
-        params = {
-            "corpus": run.manifest["corpus"]["name"],
-            "corpus_version": run.manifest["corpus"]["version"],
+        manifest = run.manifest
+        params = {  # fixed for a stored run: its id hashes them, the store refuses another shard size
+            "corpus": manifest["corpus"]["name"],
+            "corpus_version": manifest["corpus"]["version"],
             "system": system.system,
-            "system_config_hash": run.manifest["system"]["config_hash"],
-            "system_args": run.manifest["system"]["args"],
-            "snapshot": run.manifest["snapshot"],
-            "code_revision": run.manifest["code_revision"],
-            "config": run.manifest["config"],
+            "system_config_hash": manifest["system"]["config_hash"],
+            "system_args": manifest["system"]["args"],
+            "snapshot": manifest["snapshot"],
+            "shard_size": manifest.get("shard_size"),
         }
+        code_revision = submission.code_revision or manifest.get("code_revision")
+        changing = {"code_revision": code_revision, "config": submission.config or manifest.get("config") or {}}
+        # what the compare view lines runs up by: the provider's model id and the prompt (most common in the outputs)
+        line_up = {"code_revision": code_revision, "corpus_version": manifest["corpus"]["version"],
+                   "model_id": _most_common_column(outputs, "model_id"),
+                   "prompt_hash": _most_common_column(outputs, "prompt_hash")}  # fmt: skip
         if down is not None:  # one dead server is not asked again per system
             system.tracking_error = down
             continue
+        name = experiment_name(experiment, params["corpus"])
         try:
+            if name not in job_run_ids:
+                job_run_ids[name] = log_job_run(
+                    tracking_uri, name, job_id=job_id_of([s.run_id for s, *_ in tracked]), storage=store.uri,
+                    run_name=f"job · {params['corpus']} · {params['snapshot']}", started_at=submission.started_at,
+                    params={"corpus": params["corpus"], "snapshot": params["snapshot"],
+                            "systems": ",".join(sorted(s.system for s, *_ in tracked))},
+                )  # fmt: skip
             system.mlflow_run_id = log_system_run(
-                tracking_uri, experiment_name(experiment, params["corpus"]), run_id=system.run_id,
-                run_name=f"{system.system} · {params['corpus']}",
+                tracking_uri, name, run_id=system.run_id,
+                run_name=f"{system.system} · {params['corpus']} · {params['snapshot']}",
                 params=params, metrics=metrics, artifact_dir=artifact_dir,
                 tags={"status": system.status, "storage": store.uri_of(system.run_id),
+                      **{k: v for k, v in line_up.items() if v is not None},
                       **({"first_error": system.first_error[:5000]} if system.first_error else {})},
-                failed=not system.scored,
+                failed=not system.scored, storage=store.uri, changing_params=changing,
+                parent_run_id=job_run_ids[name], started_at=submission.started_at,
             )  # fmt: skip
         except Exception as exc:  # the records are in the store: the leaderboard is printed, tracking is redone later
             down = system.tracking_error = redact_text(f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _most_common_column(table: pa.Table, column: str) -> str | None:
+    return most_common(table.column(column).to_pylist()) if column in table.column_names else None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -198,9 +251,13 @@ def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experime
                    work_dir: Path) -> list[SystemSummary]:  # fmt: skip
     """Log finished runs to MLflow again from their stored records alone: manifest, outputs,
     metrics, scores, status and the report next to them. For a run whose tracking failed after the
-    work. An MLflow run already logged for a run id is reused, not duplicated.
+    work. An MLflow run already logged for a run id and storage root is reused, not duplicated;
+    the publish is a submission of its own (started now, the stored manifest's config).
 
     Raises FileNotFoundError naming a run that is missing or was never scored."""
+    import time
+
+    submission = Submission(started_at=time.time())
     runs, systems, tracked = [], [], []
     for run_id in run_ids:
         manifest = store.read_json(run_id, "manifest.json")
@@ -235,7 +292,7 @@ def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experime
         tracked.append((system, run, metric_table, rows if system.scored else [], extra))
     report_dir = work_dir / "report"
     report_files = _download_report(store, report_key(runs), report_dir)
-    track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files)
+    track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files, submission)
     return systems
 
 

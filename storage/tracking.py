@@ -1,18 +1,47 @@
-"""MLflow mirrors runs (Parquet in the store is the record): one MLflow run per
-(corpus, system, snapshot), found again by its `scrutineer.run_id` tag when a run is resumed."""
+"""MLflow mirrors runs (Parquet in the store is the record).
+
+What the MLflow UI shows, and why it is true:
+
+- One *system run* per stored run, keyed by (scrutineer run id, storage root): the tags
+  `scrutineer.run_id` and `scrutineer.storage` (the redacted root URI). The same run id under
+  another storage root (or written with another shard size, which needs another root) is another
+  MLflow run, never a write into the first one's.
+- Its params are what cannot change for a stored run (corpus, system, snapshot, shard_size, ...:
+  the run id hashes them, the store refuses another shard size), logged once at creation.
+  What may change between submissions (the config, the code revision) is not a param there
+  (MLflow params are immutable, so a second value would be refused or silently stale): the
+  system run carries the latest values as tags `scrutineer.param.<name>`, rewritten on each publish.
+- Each publish (a submission of the job, or `jobs/publish_run.py`) is a *submission run* nested
+  under the system run (`mlflow.parentRunId`), with its own params (that submission's config and
+  code revision) and its own start/end: its Duration is the work of that submission. The system
+  run starts with the first submission and ends with the last, so its Duration is the stored
+  run's lifetime, first submission to last; the submissions say how long each took.
+- One *job run* per (job, storage root) above the system runs (`scrutineer.job`, params corpus,
+  snapshot, systems); the job id hashes the job's run ids, so a resumed job or a re-publish of
+  the same runs finds the same parent.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
-from storage.redaction import redact
+from storage.redaction import redact, redact_text
 
 EXPERIMENT_KIND_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 
 RUN_ID_TAG = "scrutineer.run_id"
+STORAGE_KEY_TAG = "scrutineer.storage"
+JOB_TAG = "scrutineer.job"
+PARAM_TAG_PREFIX = "scrutineer.param."
+SUBMISSION_OF_TAG = "scrutineer.submission_of"
+SUBMISSION_TAG = "scrutineer.submission"
+PARENT_TAG = "mlflow.parentRunId"
+#: `search_runs` filter for system runs alone (not the job runs above them nor their submissions)
+SYSTEM_RUNS = f"tags.`{RUN_ID_TAG}` LIKE '%'"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
@@ -65,6 +94,42 @@ def flatten(prefix: str, obj: Any) -> dict[str, str]:
     return {prefix: str(obj)[:6000]}
 
 
+def _params(params: dict[str, Any]) -> dict[str, str]:
+    return {key[:250]: value for key, value in flatten("", redact(params)).items()}
+
+
+def _ms(seconds: float | None) -> int:
+    return int((time.time() if seconds is None else seconds) * 1000)
+
+
+def _find(client, experiment_id: str, tag: str, value: str, storage: str) -> str | None:
+    """The MLflow run tagged `tag = value` under storage root `storage`: compared in Python, after a
+    LIKE search where a quote (which a filter string cannot hold) matches any one character."""
+    pattern = value.replace("'", "_")
+    for run in client.search_runs([experiment_id], filter_string=f"tags.`{tag}` LIKE '{pattern}'", max_results=1000):
+        if run.data.tags.get(tag) == value and run.data.tags.get(STORAGE_KEY_TAG, "") == storage:
+            return run.info.run_id
+    return None
+
+
+def log_job_run(tracking_uri: str, experiment: str, *, job_id: str, storage: str, run_name: str,
+                params: dict[str, Any], started_at: float | None = None) -> str:  # fmt: skip
+    """Create or reuse the parent run of job `job_id` under `storage`; its end time is now."""
+    client = _client(tracking_uri)
+    experiment_id = _experiment_id(client, experiment, tracking_uri)
+    storage = redact_text(storage)
+    found = _find(client, experiment_id, JOB_TAG, job_id, storage)
+    if found is None:
+        run = client.create_run(experiment_id, run_name=run_name, start_time=_ms(started_at),
+                                tags={JOB_TAG: job_id, STORAGE_KEY_TAG: storage})  # fmt: skip
+        found = run.info.run_id
+        from storage.mlflow_conventions import batch_entities
+
+        client.log_batch(found, *batch_entities({}, _params(params), {}))
+    client.set_terminated(found, status="FINISHED", end_time=_ms(None))
+    return found
+
+
 def log_system_run(
     tracking_uri: str,
     experiment: str,
@@ -76,24 +141,47 @@ def log_system_run(
     artifact_dir: Path,
     tags: dict[str, str] | None = None,
     failed: bool = False,
+    storage: str = "",
+    changing_params: dict[str, Any] | None = None,
+    parent_run_id: str | None = None,
+    started_at: float | None = None,
 ) -> str:
-    """Create or reuse the MLflow run of `run_id`, log params, metrics and the artifact folder;
-    `failed` ends it FAILED (a system whose every output errored). Returns the MLflow run id."""
+    """Create or reuse the MLflow system run of (`run_id`, `storage`) and log one submission to it:
+    `params` once (at creation), `changing_params` as `scrutineer.param.*` tags on it and as the
+    params of a new nested submission run that starts at `started_at` (epoch seconds; default now)
+    and ends now. Metrics, tags and the artifact folder go to the system run; `failed` ends both
+    FAILED (a system whose every output errored). Returns the system run's MLflow id."""
     client = _client(tracking_uri)
     experiment_id = _experiment_id(client, experiment, tracking_uri)
+    storage = redact_text(storage)
     tags = redact(tags or {})
-    found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'", max_results=1)
+    if parent_run_id:
+        tags[PARENT_TAG] = parent_run_id
+    changing = _params(changing_params or {})
+    tags.update({f"{PARAM_TAG_PREFIX}{k}"[:250]: v for k, v in changing.items()})
+    mlflow_run_id = _find(client, experiment_id, RUN_ID_TAG, run_id, storage)
     new_params: dict[str, str] = {}
-    if found:
-        mlflow_run_id = found[0].info.run_id
-    else:
-        run = client.create_run(experiment_id, run_name=run_name, tags={RUN_ID_TAG: run_id, **(tags or {})})
+    if mlflow_run_id is None:
+        run = client.create_run(experiment_id, run_name=run_name, start_time=_ms(started_at),
+                                tags={RUN_ID_TAG: run_id, STORAGE_KEY_TAG: storage})  # fmt: skip
         mlflow_run_id = run.info.run_id
-        new_params = {key[:250]: value for key, value in flatten("", redact(params)).items()}
-    # params (new runs only: MLflow refuses to change one), metrics and tags in one batch
+        new_params = _params(params)  # params only on a new run: MLflow refuses to change one
+    earlier = client.search_runs([experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{mlflow_run_id}'",
+                                 max_results=1000)  # fmt: skip
+    number = 1 + sum(1 for r in earlier if SUBMISSION_OF_TAG in r.data.tags)
+    tags[SUBMISSION_TAG] = str(number)
     from storage.mlflow_conventions import batch_entities
 
-    client.log_batch(mlflow_run_id, *batch_entities(metrics, new_params, tags or {}))
+    client.log_batch(mlflow_run_id, *batch_entities(metrics, new_params, tags))  # one batch for the system run
     client.log_artifacts(mlflow_run_id, str(artifact_dir))
-    client.set_terminated(mlflow_run_id, status="FAILED" if failed else "FINISHED")
+    status = "FAILED" if failed else "FINISHED"
+    submission = client.create_run(experiment_id, run_name=f"{run_name} · submission {number}",
+                                   start_time=_ms(started_at),
+                                   tags={PARENT_TAG: mlflow_run_id, SUBMISSION_OF_TAG: run_id, STORAGE_KEY_TAG: storage,
+                                         SUBMISSION_TAG: str(number)})  # fmt: skip
+    if changing:
+        client.log_batch(submission.info.run_id, *batch_entities({}, changing, {}))
+    end = _ms(None)
+    client.set_terminated(submission.info.run_id, status=status, end_time=end)
+    client.set_terminated(mlflow_run_id, status=status, end_time=end)
     return mlflow_run_id

@@ -192,6 +192,12 @@ def test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_l
     assert runs[0].data.params["system"] == "prescreen" and runs[0].info.status == "FINISHED"
     artifacts = {a.path for a in client.list_artifacts(runs[0].info.run_id)}
     assert {"outputs.parquet", "metrics.parquet", "manifest.json", "report"} <= artifacts
+    # each publish is a submission nested under the one MLflow run, under one job run (storage/tracking.py)
+    (job,) = client.search_runs([experiment.experiment_id], filter_string="tags.`scrutineer.job` LIKE '%'")
+    assert runs[0].data.tags["mlflow.parentRunId"] == job.info.run_id
+    subs = client.search_runs([experiment.experiment_id],
+                              filter_string=f"tags.`scrutineer.submission_of` = '{run_dir.name}'")  # fmt: skip
+    assert len(subs) == 2 and {r.data.tags["mlflow.parentRunId"] for r in subs} == {runs[0].info.run_id}
 
 
 def test_publish_run_names_a_run_that_does_not_exist(tmp_path):

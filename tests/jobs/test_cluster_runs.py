@@ -12,6 +12,7 @@ import time
 import pytest
 
 from storage.store import Store
+from storage.tracking import SYSTEM_RUNS
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.ports import free_port
 from tests.helpers.run_job import run_job
@@ -61,10 +62,11 @@ def test_ray_job_submit_writes_s3_and_tracks_on_server(ray_head, moto_s3, mlflow
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=mlflow_server)
-    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id],
+                              filter_string=SYSTEM_RUNS)  # fmt: skip
     assert [r.data.params["system"] for r in runs] == ["prescreen"]
     assert "detection_rate" in runs[0].data.metrics
-    assert runs[0].data.params["code_revision"].startswith("src-")  # no .git in a submitted working_dir
+    assert runs[0].data.tags["code_revision"].startswith("src-")  # no .git in a submitted working_dir
 
 
 def _calls(log):

@@ -105,6 +105,9 @@ def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path):
     (art / "x.txt").write_text("x")
     ml = {r: log_system_run(uri, "scrutineer", run_id=r, run_name=r, params={}, metrics={}, artifact_dir=art,
                             tags={"storage": store.uri_of(r)}) for r in (a, b)}  # fmt: skip
+    elsewhere = log_system_run(uri, "scrutineer", run_id=b, run_name=b, params={}, metrics={}, artifact_dir=art,
+                               tags={"storage": f"/elsewhere/{b}"}, storage="/elsewhere")  # fmt: skip
+    assert elsewhere != ml[b]  # the same run id under another storage root: another MLflow run
     # BEFORE by its MLflow run id (no --storage: the storage tag says where), AFTER by its folder
     assert main([ml[a], store.uri_of(b), "--tracking-uri", uri, "--bootstrap", "0"]) == 0
     client = MlflowClient(tracking_uri=uri)
@@ -112,6 +115,7 @@ def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path):
     for r in (a, b):
         names = sorted(f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(ml[r], key))
         assert names == ["changes.csv", "comparison.html", "comparison.json", "comparison.md"]
+    assert client.list_artifacts(elsewhere, key) == []  # not the report of a run it is not
     local = client.download_artifacts(ml[b], f"{key}/changes.csv", str(tmp_path / "dl"))
     assert "h0,HALLUCINATED,fabricated_doi,1,VALID,HALLUCINATED" in Path(local).read_text()
 

@@ -10,6 +10,7 @@ import pytest
 from cluster.run_config import DEFAULT_CORPUS
 from corpora.hallmark import load_hallmark_jsonl
 from storage.store import Store
+from storage.tracking import SYSTEM_RUNS
 from tests.helpers.run_job import run_job
 
 SNAPSHOT = "2026-11-29"
@@ -53,7 +54,7 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlruns/mlflow.db")
     experiment = client.get_experiment_by_name("scrutineer/citations_sample")
-    mlflow_runs = client.search_runs([experiment.experiment_id])
+    mlflow_runs = client.search_runs([experiment.experiment_id], filter_string=SYSTEM_RUNS)
     assert len(mlflow_runs) == 3
     by_system = {r.data.params["system"]: r for r in mlflow_runs}
     prescreen = by_system["prescreen"]
@@ -68,7 +69,12 @@ def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     assert "[resume] 10 of 10 shards already finished" in again.stdout or "already finished" in again.stdout
     shards = sum(len(Store(str(tmp_path / "runs")).finished_shards(r.name)) for r in runs)
     assert f"all {shards} shards already done (resumed)" in again.stdout and "ETA ?" not in again.stdout
-    assert len(client.search_runs([experiment.experiment_id])) == 3  # same runs, not new ones
+    assert len(client.search_runs([experiment.experiment_id], filter_string=SYSTEM_RUNS)) == 3  # same runs, not new
+    # ... nested under one job run, each with a submission run per publish (storage/tracking.py)
+    everything = client.search_runs([experiment.experiment_id])
+    jobs = [r for r in everything if "scrutineer.job" in r.data.tags]
+    assert len(jobs) == 1 and all(r.data.tags["mlflow.parentRunId"] == jobs[0].info.run_id for r in mlflow_runs)
+    assert len(everything) == 1 + 3 + 3 * 2
 
 
 @pytest.mark.heavy

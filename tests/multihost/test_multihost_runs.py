@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from storage.store import Store
+from storage.tracking import SYSTEM_RUNS
 from tests.helpers.netns_cluster import NetnsCluster, leftovers, netns_cluster, unavailable_reason
 from tests.helpers.paths import REPO_ROOT
 from verifiers.index_build import write_index
@@ -109,7 +110,8 @@ def test_a_job_submitted_to_the_head_shards_the_corpus_across_hosts(cluster: Net
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=cluster.mlflow_url)
-    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("scrutineer/citations_sample").experiment_id],
+                              filter_string=SYSTEM_RUNS)  # fmt: skip
     assert sorted(r.data.params["system"] for r in runs) == ["field_match", "prescreen"]
 
 

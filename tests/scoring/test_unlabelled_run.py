@@ -77,8 +77,11 @@ def test_bibtex_corpus_without_labels(ray_head, tmp_path):
 
     from mlflow.tracking import MlflowClient
 
+    from storage.tracking import SYSTEM_RUNS
+
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
-    (mlrun,) = client.search_runs([client.get_experiment_by_name("scrutineer/my_refs").experiment_id])
+    (mlrun,) = client.search_runs([client.get_experiment_by_name("scrutineer/my_refs").experiment_id],
+                                  filter_string=SYSTEM_RUNS)  # fmt: skip
     assert mlrun.info.status == "FINISHED" and "detection_rate" not in mlrun.data.metrics
     assert mlrun.data.metrics["said_hallucinated"] == said["HALLUCINATED"]
 
@@ -115,6 +118,9 @@ def test_system_whose_every_output_errored_is_failed(ray_head, tmp_path):
 
     from mlflow.tracking import MlflowClient
 
+    from storage.tracking import SYSTEM_RUNS
+
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
-    (mlrun,) = client.search_runs([client.get_experiment_by_name("scrutineer/broken").experiment_id])
+    (mlrun,) = client.search_runs([client.get_experiment_by_name("scrutineer/broken").experiment_id],
+                                  filter_string=SYSTEM_RUNS)  # fmt: skip
     assert mlrun.info.status == "FAILED" and mlrun.data.metrics == {}
