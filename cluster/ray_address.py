@@ -137,6 +137,10 @@ def init_ray(target: RayTarget, job_config=None, **kwargs) -> None:
     if ray.is_initialized():
         return
     if target.is_local:
+        # A Ray of this process alone: every port on loopback (Ray would otherwise bind the machine's
+        # outward address), so token authentication, which only prints a warning here, is not needed.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, **kwargs)
     else:
         ray.init(address=target.address, job_config=job_config, **kwargs)
