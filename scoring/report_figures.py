@@ -47,7 +47,8 @@ def _legend(ax) -> None:
 
 
 def type_heatmap(scores: list[CitationScore], path: Path) -> Path:
-    """Detection rate per hallucination type (rows) and system (columns); blank = no entries."""
+    """Detection rate per hallucination type (rows) and system (columns); "n/a" = no scored entry
+    (none of that type, or every one UNCERTAIN / errored under this eval mode)."""
     types = sorted({t for s in scores for t in s.modes[s.eval_mode].per_type if t != "valid"})
     data = np.full((len(types), len(scores)), np.nan)
     for j, s in enumerate(scores):
@@ -65,6 +66,8 @@ def type_heatmap(scores: list[CitationScore], path: Path) -> Path:
             if np.isfinite(data[i, j]):
                 ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center",
                         color="white" if data[i, j] < 0.6 else "black", fontsize=8)
+            else:  # undefined, not zero: the system decided none of these entries
+                ax.text(j, i, "n/a", ha="center", va="center", color="grey", fontsize=8)
     fig.colorbar(im, ax=ax, label="detection rate")
     ax.set_title("Detection rate by hallucination type")
     return _save(fig, path)
