@@ -77,3 +77,27 @@ def moto_s3():
     yield server
     server.process.terminate()
     server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory):
+    """One real MLflow tracking server on 127.0.0.1 for the session, started as a cluster runs it
+    (`mlflow/launch_server.py --detach`); tests keep apart by run ids and experiments."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import REPO_ROOT
+    from tests.helpers.ports import free_port
+
+    folder = tmp_path_factory.mktemp("mlflow-server")
+    port = free_port()
+    started = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "mlflow" / "launch_server.py"), "--detach", "--port", str(port),
+         "--backend", f"sqlite:///{folder}/mlflow.db", "--artifacts", str(folder / "artifacts")],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    pid = int(started.stdout.strip())
+    yield f"http://127.0.0.1:{port}"
+    os.kill(pid, signal.SIGTERM)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,26 +13,10 @@ import pytest
 from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.paths import REPO_ROOT
-from tests.helpers.ports import free_port
 from tests.helpers.run_job import run_job
 
 pytestmark = pytest.mark.heavy
 SNAPSHOT = "2026-11-29"
-
-
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mlflow-server")
-    port = free_port()
-    started = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "mlflow" / "launch_server.py"), "--detach", "--port", str(port),
-         "--backend", f"sqlite:///{folder}/mlflow.db", "--artifacts", str(folder / "artifacts")],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert started.returncode == 0, started.stderr
-    pid = int(started.stdout.strip())
-    yield f"http://127.0.0.1:{port}"
-    os.kill(pid, signal.SIGTERM)
 
 
 def test_ray_job_submit_writes_s3_and_tracks_on_server(ray_head, moto_s3, mlflow_server, tmp_path):

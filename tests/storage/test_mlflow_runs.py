@@ -174,29 +174,6 @@ def test_most_common():
     assert most_common([None, ""]) is None
 
 
-@pytest.fixture
-def mlflow_server(tmp_path):
-    """A real MLflow tracking server on 127.0.0.1 (mlflow/launch_server.py, as the cluster runs it)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    from tests.helpers.paths import REPO_ROOT
-    from tests.helpers.ports import free_port
-
-    port = free_port()
-    started = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "mlflow" / "launch_server.py"), "--detach", "--port", str(port),
-         "--backend", f"sqlite:///{tmp_path}/server.db", "--artifacts", str(tmp_path / "server-artifacts")],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert started.returncode == 0, started.stderr
-    pid = int(started.stdout.strip())
-    yield f"http://127.0.0.1:{port}"
-    os.kill(pid, signal.SIGTERM)
-
-
 def test_through_a_tracking_server(tmp_path, mlflow_server):
     client = MlflowClient(tracking_uri=mlflow_server)
     a_store, a_run = _stored(tmp_path / "root-a", "r1", shard_size=2)
