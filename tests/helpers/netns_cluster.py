@@ -95,8 +95,10 @@ class NetnsCluster:
         """Environment for a process on the test network: S3 on the bridge, no proxies, no auth."""
         env = {k: v for k, v in os.environ.items() if k not in PROXY_VARS and k != "RAY_ADDRESS"}
         env.update(self.s3_env())
+        # The loopback tests pin Ray to one node (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, see
+        # tests/helpers/ray_cluster.py); these hosts are several nodes on their own addresses.
         env.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", MLFLOW_DISABLE_TELEMETRY="true",
-                   NO_PROXY="*", PYTHONPATH=str(REPO_ROOT), **extra)  # fmt: skip
+                   NO_PROXY="*", PYTHONPATH=str(REPO_ROOT), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="1", **extra)  # fmt: skip
         return env
 
     def s3_client(self):
