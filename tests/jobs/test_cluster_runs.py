@@ -13,7 +13,7 @@ import pytest
 from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.paths import REPO_ROOT
-from tests.helpers.run_job import run_job
+from tests.helpers.run_job import run_job, submit_job
 
 pytestmark = pytest.mark.heavy
 SNAPSHOT = "2026-11-29"
@@ -27,15 +27,7 @@ def test_ray_job_submit_writes_s3_and_tracks_on_server(ray_head, moto_s3, mlflow
         'workers = 2\nshard_size = 30\nbootstrap = 0\n[[systems]]\nname = "prescreen"\n'
     )
     runtime_env = json.dumps({"env_vars": moto_s3.env()})
-    for _ in range(30):  # the head's job agent comes up a little after its dashboard
-        submitted = subprocess.run(
-            ["ray", "job", "submit", "--address", ray_head.dashboard_url, "--working-dir", str(REPO_ROOT),
-             "--runtime-env-json", runtime_env, "--", "python", "jobs/run_corpus.py", "--config", str(config)],
-            capture_output=True, text=True, timeout=600, env=ray_head.env(),
-        )  # fmt: skip
-        if "No available agent to submit job" not in submitted.stderr:
-            break
-        time.sleep(2)
+    submitted = submit_job(ray_head.dashboard_url, config, runtime_env, ray_head.env(), timeout=600)
     assert submitted.returncode == 0, submitted.stdout[-4000:] + submitted.stderr[-4000:]
     assert "succeeded" in submitted.stdout and "Leaderboard" in submitted.stdout
 

@@ -15,6 +15,7 @@ from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.netns_cluster import NetnsCluster, leftovers, netns_cluster, unavailable_reason
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.run_job import submit_job
 from verifiers.index_build import write_index
 from verifiers.index_readers import bibtex_fields_row
 
@@ -81,16 +82,8 @@ def test_a_job_submitted_to_the_head_shards_the_corpus_across_hosts(cluster: Net
         f'[[systems]]\nname = "prescreen"\n'
         f'[[systems]]\nname = "field_match"\nargs = {{ sources = ["offline_index"], index_path = "{index}" }}\n'
     )
-    for _ in range(60):  # the head's job agent comes up a little after its dashboard
-        submitted = subprocess.run(
-            ["ray", "job", "submit", "--address", cluster.dashboard_url, "--working-dir", str(REPO_ROOT),
-             "--runtime-env-json", json.dumps({"env_vars": cluster.s3_env()}), "--",
-             "python", "jobs/run_corpus.py", "--config", str(config)],
-            capture_output=True, text=True, timeout=900, env=cluster.env(),
-        )  # fmt: skip
-        if "No available agent to submit job" not in submitted.stderr:
-            break
-        time.sleep(2)
+    submitted = submit_job(cluster.dashboard_url, config, json.dumps({"env_vars": cluster.s3_env()}), cluster.env(),
+                           attempts=60)  # fmt: skip
     assert submitted.returncode == 0, submitted.stdout[-4000:] + submitted.stderr[-4000:]
     assert "succeeded" in submitted.stdout and "Leaderboard" in submitted.stdout
 
