@@ -1,0 +1,1 @@
+"""Review-hallucination audits (HalluPeer's tasks): review records, ingest, segmentation, injection."""
