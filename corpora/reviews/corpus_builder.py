@@ -1,0 +1,291 @@
+"""Build a review-hallucination corpus: per source review one clean copy and injected copies.
+
+HalluPeer §4 / appendix I as a seeded schedule. For each source review (its own stream,
+`random.Random(f"{seed}:{review_id}")`, so reviews can be built in any order or in parallel):
+screening gives the anchors each sentence can take (`screening.screen_sentence`); each injected
+copy gets `n` injections (`injections_per_copy`, drawn), each into a different sentence. An
+injection attempt draws an anchor among those some unused sentence can take, then a sentence, then
+a template: the anchor's rule injector when it has a place to edit (the leaf follows the edit),
+else the LLM injector with a leaf drawn from the anchor's leaves, after the feasibility check. A
+result equivalent to the original (`equivalence.EquivalenceVerifier`) is discarded. Up to
+`max_attempts` attempts per injection; a copy that gets no injection is not emitted (recorded).
+
+Truth per copy: the injections with their exact character span in the injected review (changed
+tokens only, `changes.change_span`), `sentence_labels` for every sentence, `sentence_types` =
+the anchor of each injected sentence. Sentence boundaries of an injected copy are the source's,
+shifted, so sentence indices line up across the copies of a review.
+
+Counts per anchor (`InjectionCounts`): screened ((sentence, anchor) pairs that passed screening),
+attempts (edits produced), equivalent (discarded),
+infeasible (no injector, no place, or Check_M said no), parse_failures and rejected (LLM), kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from corpora.reviews.changes import change_span
+from corpora.reviews.equivalence import EquivalenceVerifier
+from corpora.reviews.ingest import ReviewSource
+from corpora.reviews.llm_injector import InjectionParseError, InjectionRejected, LLMInjector
+from corpora.reviews.records import ReviewCopy, ReviewInjection, ReviewSentence, ReviewTruth
+from corpora.reviews.rule_injectors import rule_candidates, rule_edit
+from corpora.reviews.screening import LLMFeasibilityCheck, screen_sentence
+from corpora.reviews.segmentation import check_offsets
+from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
+
+COUNT_KEYS = ("screened", "attempts", "equivalent", "infeasible", "parse_failures", "rejected", "kept")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    seed: int = 0
+    injected_copies: int = 1
+    """Injected copies per source review (each beside the one clean copy)."""
+    injections_per_copy: tuple[int, int] = (1, 2)
+    """Fewest and most injections in one injected copy (drawn uniformly, inclusive)."""
+    max_attempts: int = 8
+    """Attempts per injection before it is given up."""
+    anchors: tuple[str, ...] | None = None
+    """Restrict injection to these anchors (None: all nine)."""
+    prefer_rules: bool = True
+    """Use an anchor's rule injector when it has a place to edit, even when an LLM is available."""
+    concurrency: int = 8
+    """Reviews built at once (LLM calls in flight); does not change the result."""
+    llm_model: str | None = None
+    """The model behind the LLM injector/checks, recorded in the corpus version (None: rules only)."""
+
+    def __post_init__(self) -> None:
+        lo, hi = self.injections_per_copy
+        if not 1 <= lo <= hi:
+            raise ValueError(f"injections_per_copy {self.injections_per_copy}: need 1 <= min <= max")
+        if self.injected_copies < 0 or self.max_attempts < 1:
+            raise ValueError("injected_copies must be >= 0 and max_attempts >= 1")
+
+
+@dataclass
+class InjectionCounts:
+    per_anchor: dict[str, Counter] = field(default_factory=dict)
+
+    def add(self, anchor: str, key: str, n: int = 1) -> None:
+        self.per_anchor.setdefault(anchor, Counter())[key] += n
+
+    def total(self, key: str) -> int:
+        return sum(c[key] for c in self.per_anchor.values())
+
+    def merge(self, other: InjectionCounts) -> None:
+        for anchor, counter in other.per_anchor.items():
+            self.per_anchor.setdefault(anchor, Counter()).update(counter)
+
+    def as_dict(self) -> dict:
+        return {
+            "total": {k: self.total(k) for k in COUNT_KEYS},
+            "per_anchor": {a: {k: c[k] for k in COUNT_KEYS} for a, c in sorted(self.per_anchor.items())},
+        }
+
+
+@dataclass
+class ReviewCorpus:
+    name: str
+    version: str
+    copies: list[ReviewCopy]
+    truths: list[ReviewTruth]
+    counts: InjectionCounts
+    skipped: list[dict] = field(default_factory=list)
+    """Injected copies not emitted, with the reason."""
+    unavailable_anchors: tuple[str, ...] = ()
+    """Anchors left out because no injector could make them (no LLM and no rule injector)."""
+
+
+@dataclass
+class _Pending:
+    sentence_index: int
+    anchor: str
+    leaf: str | None
+    injected_sentence: str
+    injector: str
+
+
+class ReviewInjectionBuilder:
+    """Screening, feasibility, injection and verification for one corpus build."""
+
+    def __init__(self, taxonomy: ReviewTaxonomy | None = None, config: BuildConfig | None = None,
+                 llm_injector: LLMInjector | None = None, feasibility: LLMFeasibilityCheck | None = None,
+                 verifier: EquivalenceVerifier | None = None) -> None:  # fmt: skip
+        self.taxonomy = taxonomy or review_taxonomy()
+        self.config = config or BuildConfig()
+        self.llm = llm_injector
+        self.feasibility = feasibility
+        self.verifier = verifier or EquivalenceVerifier()
+        anchors = self.config.anchors or tuple(a.name for a in self.taxonomy.anchors)
+        for a in anchors:
+            self.taxonomy.anchor(a)
+        # Without an LLM injector only anchors with a rule injector can be injected at all; the
+        # others are reported as unavailable rather than counted as infeasible at every attempt.
+        self.unavailable = tuple(a for a in anchors if llm_injector is None and not self.taxonomy.anchor(a).rule_injector)
+        self.anchors = tuple(a for a in anchors if a not in self.unavailable)
+
+    def screen(self, copy: ReviewCopy) -> dict[int, tuple[str, ...]]:
+        out = {}
+        for s in copy.sentences:
+            allowed = [a for a in screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text) if a in self.anchors]
+            if allowed:
+                out[s.index] = tuple(allowed)
+        return out
+
+    def _count_screened(self, screened: dict[int, tuple[str, ...]], counts: InjectionCounts) -> None:
+        for anchors in screened.values():
+            for a in anchors:
+                counts.add(a, "screened")
+
+    async def _attempt(self, copy: ReviewCopy, index: int, anchor: str, rng: random.Random,
+                       counts: InjectionCounts) -> _Pending | None:  # fmt: skip
+        sentence = copy.sentences[index]
+        spec = self.taxonomy.anchor(anchor)
+        rule_places = rule_candidates(spec.rule_injector, sentence.text, copy.paper_text) if spec.rule_injector else []
+        leaves = [n.name for n in self.taxonomy.leaves(anchor)]
+        if rule_places and (self.config.prefer_rules or self.llm is None):
+            cand = rng.choice(rule_places)
+            edit = rule_edit(spec.rule_injector, sentence.text, cand, rng, copy.paper_text)
+            leaf = edit.leaf if edit.leaf in leaves else None
+            counts.add(anchor, "attempts")
+            return _Pending(index, anchor, leaf, edit.apply(sentence.text), f"rule:{spec.rule_injector}")
+        if self.llm is None:
+            counts.add(anchor, "infeasible")
+            return None
+        leaf = rng.choice(leaves) if leaves else None
+        path = self.taxonomy.path_of(anchor, leaf)
+        instruction = self.taxonomy.instruction(anchor, leaf)
+        if self.feasibility is not None and not await self.feasibility.feasible(sentence.text, sentence.aspect, path, instruction):
+            counts.add(anchor, "infeasible")
+            return None
+        counts.add(anchor, "attempts")
+        try:
+            injected = await self.llm.inject(sentence.text, path, spec.description, instruction)
+        except InjectionParseError:
+            counts.add(anchor, "parse_failures")
+            return None
+        except InjectionRejected:
+            counts.add(anchor, "rejected")
+            return None
+        return _Pending(index, anchor, leaf, injected, "llm")
+
+    async def inject_copy(self, copy: ReviewCopy, screened: dict[int, tuple[str, ...]], n: int,
+                          rng: random.Random, counts: InjectionCounts) -> list[_Pending]:  # fmt: skip
+        done: list[_Pending] = []
+        for _ in range(n):
+            used = {p.sentence_index for p in done}
+            tried: set[tuple[int, str]] = set()
+            for _attempt in range(self.config.max_attempts):
+                open_pairs = [(i, a) for i, anchors in sorted(screened.items()) if i not in used
+                              for a in anchors if (i, a) not in tried]  # fmt: skip
+                if not open_pairs:
+                    break
+                anchor = rng.choice(sorted({a for _, a in open_pairs}, key=self.anchors.index))
+                index = rng.choice([i for i, a in open_pairs if a == anchor])
+                tried.add((index, anchor))
+                pending = await self._attempt(copy, index, anchor, rng, counts)
+                if pending is None:
+                    continue
+                if await self.verifier.equivalent(copy.sentences[index].text, pending.injected_sentence):
+                    counts.add(anchor, "equivalent")
+                    continue
+                counts.add(anchor, "kept")
+                done.append(pending)
+                break
+        return sorted(done, key=lambda p: p.sentence_index)
+
+    async def build_review(self, source: ReviewSource) -> tuple[list[ReviewCopy], list[ReviewTruth], InjectionCounts, list[dict]]:
+        base = source.copy
+        rng = random.Random(f"{self.config.seed}:{base.review_id}")
+        counts = InjectionCounts()
+        clean = replace(base, review_id=f"{base.review_id}#clean")
+        labels = {s.index: False for s in base.sentences}
+        copies, truths, skipped = [clean], [ReviewTruth(clean.review_id, base.paper_id, False, (), dict(labels), {})], []
+        screened = self.screen(base)
+        self._count_screened(screened, counts)
+        for k in range(1, self.config.injected_copies + 1):
+            n = rng.randint(*self.config.injections_per_copy)
+            pending = await self.inject_copy(base, screened, n, rng, counts)
+            copy_id = f"{base.review_id}#inj{k}"
+            if not pending:
+                skipped.append({"review_id": copy_id, "reason": "no feasible, non-equivalent injection"
+                                + ("" if screened else " (no sentence passed screening)")})  # fmt: skip
+                continue
+            copy, truth = apply_injections(base, copy_id, pending)
+            copies.append(copy)
+            truths.append(truth)
+        return copies, truths, counts, skipped
+
+    async def build_async(self, sources: Sequence[ReviewSource], name: str = "review_injection") -> ReviewCorpus:
+        gate = asyncio.Semaphore(self.config.concurrency)
+
+        async def one(source: ReviewSource):
+            async with gate:
+                return await self.build_review(source)
+
+        results = await asyncio.gather(*(one(s) for s in sources))
+        copies, truths, counts, skipped = [], [], InjectionCounts(), []
+        for c, t, n, s in results:
+            copies += c
+            truths += t
+            counts.merge(n)
+            skipped += s
+        version = corpus_version(sources, self.config, self.taxonomy)
+        return ReviewCorpus(name, version, copies, truths, counts, skipped, self.unavailable)
+
+    def build(self, sources: Sequence[ReviewSource], name: str = "review_injection") -> ReviewCorpus:
+        return asyncio.run(self.build_async(sources, name))
+
+
+def apply_injections(base: ReviewCopy, copy_id: str, pending: Sequence[_Pending]) -> tuple[ReviewCopy, ReviewTruth]:
+    """The injected copy (sentences replaced, offsets shifted) and its truth with exact spans."""
+    by_index = {p.sentence_index: p for p in pending}
+    parts, sentences, injections = [], [], []
+    cursor = shift = 0
+    for s in base.sentences:
+        parts.append(base.review_text[cursor : s.start])
+        new_text = by_index[s.index].injected_sentence if s.index in by_index else s.text
+        start = s.start + shift
+        sentences.append(ReviewSentence(s.index, start, start + len(new_text), new_text, s.aspect))
+        if s.index in by_index:
+            p = by_index[s.index]
+            os_, oe, ns, ne = change_span(s.text, new_text)
+            injections.append(ReviewInjection(s.index, start + ns, start + ne, p.anchor, p.leaf,
+                                              s.text[os_:oe], new_text[ns:ne], p.injector))  # fmt: skip
+        parts.append(new_text)
+        shift += len(new_text) - len(s.text)
+        cursor = s.end
+    parts.append(base.review_text[cursor:])
+    text = "".join(parts)
+    copy = ReviewCopy(copy_id, base.paper_id, text, tuple(sentences), base.paper_text)
+    check_offsets(text, copy.sentences)
+    for inj in injections:
+        if text[inj.start : inj.end] != inj.injected:
+            raise AssertionError(f"{copy_id}: injection span [{inj.start}, {inj.end}) does not hold its text")
+    labels = {s.index: s.index in by_index for s in base.sentences}
+    types = {p.sentence_index: p.anchor for p in pending}
+    return copy, ReviewTruth(copy_id, base.paper_id, True, tuple(injections), labels, types)
+
+
+def corpus_version(sources: Sequence[ReviewSource], config: BuildConfig, taxonomy: ReviewTaxonomy) -> str:
+    """Changes with the source reviews, the build settings that change output, and the taxonomy."""
+    h = hashlib.sha256()
+    for s in sources:
+        h.update(s.copy.review_id.encode())
+        h.update(hashlib.sha256(s.copy.review_text.encode()).digest())
+    settings = {"seed": config.seed, "copies": config.injected_copies, "n": list(config.injections_per_copy),
+                "attempts": config.max_attempts, "anchors": config.anchors, "rules": config.prefer_rules,
+                "llm": config.llm_model,
+                "taxonomy": [taxonomy.name, taxonomy.version]}  # fmt: skip
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    return h.hexdigest()[:12]
+
+
+__all__ = ["COUNT_KEYS", "BuildConfig", "InjectionCounts", "ReviewCorpus", "ReviewInjectionBuilder", "apply_injections"]

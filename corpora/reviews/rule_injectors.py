@@ -1,0 +1,277 @@
+"""Rule injectors for the anchors whose edit is mechanical: Number, Temporal, Entity (HalluPeer §4).
+
+Each injector lists the places in a sentence it can edit (`candidates`), each with the leaf of the
+taxonomy that the edit instantiates, and makes one edit from a seeded `random.Random`. An edit is
+a character range of the sentence and its replacement, so the changed span is known exactly.
+
+- Number: a numeric value (integer, decimal, percentage, multiplier, count word) that is not part
+  of a name (GPT-4, T5), a reference (Table 3, Sec. 4.2) or a list marker. The leaf follows the
+  context: a year (Citation Year Substitution after "et al." or in brackets, else Event Year
+  Fabrication), a p-value, a parameter (threshold, learning rate, ... =), a score (%, accuracy,
+  F1, ...) or a count. The new value keeps the format (decimals, thousands separators, range).
+- Temporal: a recency word ("recent" <-> "early", "prior" <-> "concurrent", ...), a modal verb
+  ("might" -> "will", "will" -> "might", ...), or a year or month (Date Shift).
+- Entity: a model, dataset or metric name (data/entities.toml) or an acronym the paper uses often,
+  swapped for another of its class, preferring names the paper mentions.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ENTITIES_PATH = Path(__file__).resolve().parent / "data" / "entities.toml"
+
+
+@dataclass(frozen=True)
+class RuleEdit:
+    """Replace `sentence[start:end]` by `replacement`; `leaf` is the type the edit instantiates."""
+
+    start: int
+    end: int
+    replacement: str
+    leaf: str
+
+    def apply(self, sentence: str) -> str:
+        return sentence[: self.start] + self.replacement + sentence[self.end :]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    start: int
+    end: int
+    leaf: str
+    kind: str
+
+
+# ---------------------------------------------------------------- Number
+_NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?=\s?%|x\b|×|\b)(?!\.\d)")
+_REFERENCE = re.compile(r"(?:\b(?:fig|figure|figs|table|tab|sec|section|eq|equation|appendix|app|line|lines|l|"
+                        r"chapter|step|algorithm|alg|theorem|lemma|definition|ref|page|p{2})\.?\s*\(?)$", re.I)  # fmt: skip
+_LIST_MARKER = re.compile(r"^\s*\(?\d+[.)]\s")
+_CITATION_CONTEXT = re.compile(r"(et al\.?,?\s*\(?|\(|\[|,\s)$")
+_PVALUE_CONTEXT = re.compile(r"\bp\s*(?:-?value)?\s*[<>=≤≥]\s*$|\bp-values?\s+(?:of\s+)?$", re.I)
+_PARAM_CONTEXT = re.compile(r"(threshold|learning rate|\blr\b|alpha|beta|gamma|lambda|temperature|weight decay|"
+                            r"dropout|margin|momentum|coefficient|rate of|\bk\b|[=≈])\W{0,3}(?:\w+\W{1,3}){0,3}$", re.I)  # fmt: skip
+_SCORE_CONTEXT = re.compile(r"(accuracy|f1|bleu|rouge|auc|score|precision|recall|error|improvement|gain|"
+                            r"perplexity|success|win rate|by|of|to|from|vs\.?|versus|achiev\w*|reach\w*)\W{0,3}"
+                            r"(?:\w+\W{1,3}){0,2}$", re.I)  # fmt: skip
+_COUNT_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_COUNT_WORD = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.I)
+
+
+def _is_year(token: str) -> bool:
+    return token.isdigit() and len(token) == 4 and 1900 <= int(token) <= 2099
+
+
+def number_candidates(sentence: str) -> list[Candidate]:
+    marker = _LIST_MARKER.match(sentence)
+    marker_end = marker.end() if marker else 0
+    out = []
+    for m in _NUMBER.finditer(sentence):
+        if m.start() < marker_end:
+            continue
+        before = sentence[: m.start()]
+        if _REFERENCE.search(before):
+            continue
+        token = m.group(1)
+        after = sentence[m.end() : m.end() + 2]
+        if after.startswith(")") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[\s(:;,])$", before):
+            continue  # an enumeration marker inside the sentence: "1) ... 2) ..."
+        if _is_year(token):
+            leaf = "Citation Year Substitution" if _CITATION_CONTEXT.search(before) else "Event Year Fabrication"
+            out.append(Candidate(m.start(), m.end(), leaf, "year"))
+            continue
+        if _PVALUE_CONTEXT.search(before):
+            leaf = "P-Value Mismatch"
+        elif after.lstrip().startswith("%"):
+            leaf = "Reported Score Mismatch"
+        elif _PARAM_CONTEXT.search(before):
+            leaf = "Scale Parameter Error"
+        elif "." in token or _SCORE_CONTEXT.search(before):
+            leaf = "Reported Score Mismatch"
+        else:
+            leaf = "Count Mismatch"
+        out.append(Candidate(m.start(), m.end(), leaf, "number"))
+    for m in _COUNT_WORD.finditer(sentence):
+        out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
+    return sorted(out, key=lambda c: c.start)
+
+
+def _format_like(value: float, token: str) -> str:
+    decimals = len(token.split(".")[1]) if "." in token else 0
+    text = f"{value:.{decimals}f}"
+    if "," in token:
+        text = f"{int(round(value)):,}"
+    return text
+
+
+def new_number(token: str, rng: random.Random, percent: bool = False) -> str:
+    """A different value of the same format: small counts move by 1-3, other values by 15-60%."""
+    value = float(token.replace(",", ""))
+    decimals = len(token.split(".")[1]) if "." in token else 0
+    for _ in range(20):
+        if decimals == 0 and value <= 12:
+            new = value + rng.choice([-2, -1, 1, 2, 3])
+            if new < 1:
+                continue
+        else:
+            factor = rng.choice([rng.uniform(0.4, 0.85), rng.uniform(1.15, 1.6)])
+            new = value * factor
+            if value < 1 and decimals > 0:  # a proportion stays a proportion
+                new = min(new, 1 - 10**-decimals)
+            if percent and new >= 100:  # a percentage near 100 can only go down
+                new = value * rng.uniform(0.6, 0.9)
+        text = _format_like(new, token)
+        if float(text.replace(",", "")) != value and float(text.replace(",", "")) > 0:
+            return text
+    return _format_like(value + 1, token)
+
+
+def _case_like(word: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    return word[0].upper() + word[1:] if like[:1].isupper() else word
+
+
+def number_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
+    token = sentence[cand.start : cand.end]
+    if cand.kind == "year":
+        shift = rng.choice([-4, -3, -2, -1, 1, 2])
+        return RuleEdit(cand.start, cand.end, str(int(token) + shift), cand.leaf)
+    if cand.kind == "count_word":
+        i = _COUNT_WORDS.index(token.lower())
+        choices = [j for j in (i - 1, i + 1, i + 2) if 0 <= j < len(_COUNT_WORDS)]
+        return RuleEdit(cand.start, cand.end, _case_like(_COUNT_WORDS[rng.choice(choices)], token), cand.leaf)
+    percent = sentence[cand.end : cand.end + 2].lstrip().startswith("%")
+    return RuleEdit(cand.start, cand.end, new_number(token, rng, percent), cand.leaf)
+
+
+# ---------------------------------------------------------------- Temporal
+_RECENCY = {
+    "recent": "early", "recently": "previously", "previously": "recently", "early": "recent",
+    "earlier": "later", "later": "earlier", "prior": "concurrent", "concurrent": "prior", "latest": "earliest",
+    "earliest": "latest", "modern": "classical", "classical": "modern", "currently": "previously",
+    "outdated": "recent", "emerging": "established", "established": "emerging", "nowadays": "formerly",
+}  # fmt: skip
+_MODALS = {"might": "will", "may": "will", "could": "will", "will": "might", "would": "might", "must": "may",
+           "can": "might", "cannot": "might not", "should": "could"}  # fmt: skip
+_MONTHS = ("January", "February", "March", "April", "June", "July", "August", "September", "October",
+           "November", "December")  # fmt: skip
+_RECENCY_RE = re.compile(r"\b(" + "|".join(_RECENCY) + r")\b", re.I)
+_MODAL_RE = re.compile(r"\b(" + "|".join(_MODALS) + r")\b(?!\s+\d{4})", re.I)
+_YEAR_RE = re.compile(r"(?<![\w.\-])((?:19|20)\d{2})(?![\w.]\d)")
+_MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
+
+
+def temporal_candidates(sentence: str) -> list[Candidate]:
+    out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)]
+    out += [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)]
+    out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)]
+    out += [Candidate(m.start(), m.end(), "Date Shift", "month") for m in _MONTH_RE.finditer(sentence)]
+    return sorted(out, key=lambda c: c.start)
+
+
+def temporal_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
+    token = sentence[cand.start : cand.end]
+    if cand.kind == "recency":
+        return RuleEdit(cand.start, cand.end, _case_like(_RECENCY[token.lower()], token), cand.leaf)
+    if cand.kind == "modal":
+        return RuleEdit(cand.start, cand.end, _case_like(_MODALS[token.lower()], token), cand.leaf)
+    if cand.kind == "year":
+        return RuleEdit(cand.start, cand.end, str(int(token) + rng.choice([-3, -2, -1, 1, 2])), cand.leaf)
+    others = [m for m in _MONTHS if m != token]
+    return RuleEdit(cand.start, cand.end, rng.choice(others), cand.leaf)
+
+
+# ---------------------------------------------------------------- Entity
+@cache
+def entity_vocabulary() -> dict[str, tuple[str, ...]]:
+    with open(ENTITIES_PATH, "rb") as f:
+        return {k: tuple(v) for k, v in tomllib.load(f).items()}
+
+
+def _term_re(term: str, ignore_case: bool) -> re.Pattern:
+    return re.compile(r"(?<![\w\-])" + re.escape(term) + r"(?![\w\-])", re.I if ignore_case else 0)
+
+
+_ACRONYM = re.compile(r"(?<![\w\-])([A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)(?![\w\-])")
+
+
+@cache
+def paper_acronyms(paper_text: str, min_count: int = 3) -> tuple[str, ...]:
+    """Acronym-like names (two capitals or more) the paper uses at least `min_count` times, most used first."""
+    counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text))
+    return tuple(sorted((t for t, n in counts.items() if n >= min_count and len(t) <= 20), key=lambda t: (-counts[t], t)))
+
+
+def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
+    out: list[Candidate] = []
+    taken: list[tuple[int, int]] = []
+    for cls, terms in entity_vocabulary().items():
+        for term in sorted(terms, key=len, reverse=True):  # longest first: "GPT-3.5" before "GPT-3"
+            for m in _term_re(term, cls == "metric").finditer(sentence):
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue
+                taken.append((m.start(), m.end()))
+                leaf = "Attribute Substitution" if cls == "model" else "Benchmark Entity Swap"
+                out.append(Candidate(m.start(), m.end(), leaf, cls))
+    acronyms = set(paper_acronyms(paper_text)) if paper_text else set()
+    for m in _ACRONYM.finditer(sentence):
+        if m.group(1) in acronyms and len(acronyms) > 1 and not any(a < m.end() and m.start() < b for a, b in taken):
+            out.append(Candidate(m.start(), m.end(), "Attribute Substitution", "paper_term"))
+    return sorted(out, key=lambda c: c.start)
+
+
+def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
+    token = sentence[cand.start : cand.end]
+    if cand.kind == "paper_term":
+        pool = [t for t in paper_acronyms(paper_text) if t != token and t not in sentence]
+        return RuleEdit(cand.start, cand.end, rng.choice(pool[:10] or ["XYZ"]), cand.leaf)
+    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower()]
+    in_paper = [t for t in terms if paper_text and _term_re(t, cand.kind == "metric").search(paper_text)
+                and not _term_re(t, cand.kind == "metric").search(sentence)]  # fmt: skip
+    new = rng.choice(in_paper or terms)
+    return RuleEdit(cand.start, cand.end, _case_like(new, token) if cand.kind == "metric" else new, cand.leaf)
+
+
+# ---------------------------------------------------------------- registry
+def rule_candidates(name: str, sentence: str, paper_text: str = "") -> list[Candidate]:
+    """Where the rule injector `name` can edit the sentence (empty: the rule does not apply)."""
+    if name == "number":
+        return number_candidates(sentence)
+    if name == "temporal":
+        return temporal_candidates(sentence)
+    if name == "entity":
+        return entity_candidates(sentence, paper_text)
+    raise KeyError(f"unknown rule injector '{name}'")
+
+
+def rule_edit(name: str, sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
+    if name == "number":
+        return number_edit(sentence, cand, rng)
+    if name == "temporal":
+        return temporal_edit(sentence, cand, rng)
+    if name == "entity":
+        return entity_edit(sentence, cand, rng, paper_text)
+    raise KeyError(f"unknown rule injector '{name}'")
+
+
+__all__ = [
+    "ENTITIES_PATH",
+    "Candidate",
+    "RuleEdit",
+    "entity_candidates",
+    "entity_vocabulary",
+    "new_number",
+    "number_candidates",
+    "paper_acronyms",
+    "rule_candidates",
+    "rule_edit",
+    "temporal_candidates",
+]

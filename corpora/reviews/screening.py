@@ -1,0 +1,122 @@
+"""Per-sentence screening and the feasibility check (HalluPeer §4.2, algorithm 2, figs. 10-11).
+
+Screening (`IsApplicable(s, c)`) asks which anchors have their raw material in a sentence, by the
+prerequisites of fig. 10 written as rules: Number needs an explicit numeric value, Entity a named
+entity, Temporal a tense/modality/time marker, Reasoning Error an inferential or causal step, and
+so on. A heading has none; an anchor that avoids the sentence's aspect is dropped (§4.1).
+
+The feasibility check (`Check_M(T, s)`) then decides per template (sentence, anchor, leaf): a rule
+template is feasible when its rule injector finds a place to edit; an LLM template needs a gateway
+and, when an `LLMFeasibilityCheck` is given, the model's strict true/false (fig. 11 prompt).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpora.reviews.aspects import is_heading
+from corpora.reviews.gateway import CompletionGateway
+from corpora.reviews.rule_injectors import entity_candidates, number_candidates, temporal_candidates
+from corpora.reviews.taxonomy import ReviewTaxonomy
+
+
+def _words(*words: str) -> re.Pattern:
+    return re.compile(r"(?<![\w-])(?:" + "|".join(words) + r")(?![\w-])", re.I)
+
+
+_NAME = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][\w]*-\d[\w.]*)(?![\w-])")
+_PLURAL_SUBJECTS = _words(r"and", r"both", r"while", r"whereas", r"compared (?:to|with)", r"than", r"versus", r"vs\.?")
+_ATTRIBUTION = _words(r"the authors?", r"the paper", r"this paper", r"this work", r"the study", r"they",
+                      r"(?:show|shows|showed|shown|demonstrat\w*|report\w*|claim\w*|propos\w*|find|found|state\w*)",
+                      r"et al\.?", r"table", r"figure", r"fig\.", r"section", r"\[\d+\]")  # fmt: skip
+_CLAIM = _words(r"outperform\w*", r"improv\w*", r"achiev\w*", r"results?", r"show\w*", r"demonstrat\w*",
+                r"effective\w*", r"works?", r"generaliz\w*", r"perform\w*", r"better", r"all", r"some", r"on")  # fmt: skip
+_REASONING = _words(r"because", r"therefore", r"thus", r"hence", r"since", r"due to", r"leads? to", r"so that",
+                    r"as a result", r"which means", r"suggest\w*", r"indicat\w*", r"impl(?:y|ies)", r"consequently",
+                    r"in order to", r"thereby", r"if", r"given that", r"resulting in")  # fmt: skip
+_EVALUATIVE = _words(r"outperform\w*", r"better", r"improv\w*", r"significant\w*", r"good", r"strong\w*",
+                     r"effective\w*", r"competitive", r"novel", r"interesting", r"promising", r"impressive",
+                     r"superior", r"state-of-the-art", r"sota", r"substantial\w*", r"well", r"robust\w*",
+                     r"efficient\w*", r"comprehensive", r"clear\w*", r"valuable", r"useful", r"important")  # fmt: skip
+_AMBIGUOUS = _words(r"attention", r"kernel", r"bias", r"precision", r"recall", r"regulari[sz]\w*", r"sparse",
+                    r"bound", r"upper bound", r"lower bound", r"maximi[sz]\w*", r"minimi[sz]\w*", r"alignment",
+                    r"capacity", r"confidence", r"entropy", r"gradient", r"prior", r"posterior", r"token\w*",
+                    r"embedding\w*", r"layer\w*", r"head\w*", r"memory", r"agent\w*", r"policy", r"reward",
+                    r"grounding", r"transfer", r"distillation", r"calibrat\w*", r"supervis\w*", r"context")  # fmt: skip
+
+
+def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "") -> tuple[str, ...]:
+    """The anchors whose prerequisites the sentence meets, in taxonomy order."""
+    if is_heading(text) or len(text.split()) < 4:
+        return ()
+    names = _NAME.findall(text)
+    entity = bool(entity_candidates(text, paper_text)) or bool(names)
+    checks = {
+        "Number": bool(number_candidates(text)),
+        "Entity": entity,
+        "False Concatenation": (len(names) + len(entity_candidates(text, paper_text)) >= 2)
+        or (entity and bool(_PLURAL_SUBJECTS.search(text))),
+        "Attribution Failure": bool(_ATTRIBUTION.search(text)),
+        "Overgeneralization": bool(_CLAIM.search(text)),
+        "Reasoning Error": bool(_REASONING.search(text)),
+        "Hyperbole": bool(_EVALUATIVE.search(text)),
+        "Temporal": bool(temporal_candidates(text)),
+        "Context-based Meaning Error": bool(_AMBIGUOUS.search(text)) or bool(re.search(r"\b[A-Z]{2,}\b", text)),
+    }
+    return tuple(a.name for a in taxonomy.anchors if checks[a.name] and (aspect or "") not in a.avoid_aspects)
+
+
+FEASIBILITY_PROMPT = """You are a compatibility checker for hallucination injection templates in scientific paper reviews.
+## TASK
+Given a template with four fields, decide whether the hallucination defined by Hallucination_Instruction and Hallucination_Labels can be coherently injected into Injection_Sentence while remaining grounded in Injection_Aspect. Output true only if ALL conditions below hold. Be strict and conservative.
+## COMPATIBILITY CONDITIONS
+1. Operational applicability: the operation described in Hallucination_Instruction can be concretely performed on Injection_Sentence; there must exist a target in the sentence to modify, replace, exaggerate, or fabricate.
+2. Semantic prerequisites of the leaf type: Hallucination_Labels is a taxonomy path (root > ... > leaf). The LEAF node defines the specific hallucination type. Its semantic prerequisites must be present in Injection_Sentence (Number leaf: numeric value present; Entity leaf: named entity that can be swapped; Temporal leaf: tense / modality / time marker; Reasoning leaf: inferential or causal step). If the prerequisite is absent, output false.
+3. Aspect grounding: every tag in Injection_Aspect must be substantively supported by Injection_Sentence.
+4. Realistic edit: applying the hallucination must yield a plausible review sentence, not a nonsensical or category-error edit. If the only way to inject the hallucination is to invent unrelated content, output false.
+## INPUT
+Hallucination_Instruction:
+{instruction}
+Injection_Sentence:
+{sentence}
+Hallucination_Labels:
+{labels}
+Injection_Aspect:
+{aspect}
+## OUTPUT (STRICT)
+Output exactly one word: true or false. No explanation, no punctuation, no extra text."""
+
+
+@dataclass
+class FeasibilityStats:
+    asked: int = 0
+    infeasible: int = 0
+    parse_failures: int = 0
+
+
+class LLMFeasibilityCheck:
+    """Check_M through the gateway; an answer that is neither true nor false counts as infeasible
+    (the paper's checker is 'strict and conservative') and as a parse failure."""
+
+    def __init__(self, gateway: CompletionGateway, params: dict | None = None) -> None:
+        self.gateway = gateway
+        self.params = {"temperature": 0.0, "max_tokens": 4, **(params or {})}
+        self.stats = FeasibilityStats()
+
+    async def feasible(self, sentence: str, aspect: str | None, path: tuple[str, ...], instruction: str) -> bool:
+        self.stats.asked += 1
+        prompt = FEASIBILITY_PROMPT.format(instruction=instruction, sentence=sentence,
+                                           labels=" > ".join(path), aspect=aspect or "-")  # fmt: skip
+        response = await self.gateway.complete([{"role": "user", "content": prompt}], self.params)
+        answer = (response.text or "").strip().strip(".").lower()
+        if answer not in ("true", "false"):
+            self.stats.parse_failures += 1
+            self.stats.infeasible += 1
+            return False
+        if answer == "false":
+            self.stats.infeasible += 1
+        return answer == "true"
+
+
+__all__ = ["FEASIBILITY_PROMPT", "FeasibilityStats", "LLMFeasibilityCheck", "screen_sentence"]
