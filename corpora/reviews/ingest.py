@@ -302,16 +302,28 @@ def load_openreview(path: str | Path, paper_texts: dict[str, str] | Callable[[st
     return out
 
 
+def sniff_format(path: str | Path) -> str:
+    """The format of a review file from its first entry: `openreview` (a JSON document or notes
+    with `forum`/`content`), `reviewcritique` (`body_text` and reviewer objects), else `jsonl`."""
+    with open(corpus_file(path), encoding="utf-8", errors="replace") as f:
+        first = next((line for line in f if line.strip()), "")
+    if first.lstrip().startswith("["):
+        return "openreview"
+    try:
+        row = _loads(first)
+    except json.JSONDecodeError:
+        return "openreview"  # a pretty-printed JSON document
+    if isinstance(row, dict) and ("notes" in row or "forum" in row or "content" in row):
+        return "openreview"
+    if isinstance(row, dict) and "body_text" in row:
+        return "reviewcritique"
+    return "jsonl"
+
+
 def load_reviews(path: str | Path, fmt: str = "auto", **options: Any) -> IngestResult:
     """Load reviews by format: `reviewcritique`, `jsonl`, `openreview`, or `auto` (by peeking)."""
     if fmt == "auto":
-        head = Path(path).read_text(encoding="utf-8", errors="replace")[:4000].lstrip()
-        if head.startswith("[") or head.startswith('{"notes"') or '"forum"' in head:
-            fmt = "openreview"
-        elif '"body_text"' in head and '"segment_text"' in head:
-            fmt = "reviewcritique"
-        else:
-            fmt = "jsonl"
+        fmt = sniff_format(path)
     loaders = {"reviewcritique": load_reviewcritique, "jsonl": load_review_jsonl, "openreview": load_openreview}
     if fmt not in loaders:
         raise ValueError(f"unknown review format '{fmt}': use one of {sorted(loaders)} or auto")
@@ -330,5 +342,17 @@ __all__ = [
     "load_reviews",
     "normalise_error_type",
     "openreview_review_text",
+    "retag_aspects",
     "review_source",
+    "sniff_format",
 ]
+
+
+async def retag_aspects(sources: Sequence[ReviewSource], tagger: Any) -> list[ReviewSource]:
+    """The sources with aspect tags from `tagger` (e.g. `aspects.LLMAspectTagger`: async tag(texts))."""
+    out = []
+    for src in sources:
+        tags = await tagger.tag([s.text for s in src.copy.sentences])
+        sentences = tuple(replace(s, aspect=a) for s, a in zip(src.copy.sentences, tags, strict=True))
+        out.append(replace(src, copy=replace(src.copy, sentences=sentences)))
+    return out
