@@ -61,6 +61,10 @@ _PARAM_CONTEXT = re.compile(r"(threshold|learning rate|\blr\b|alpha|beta|gamma|l
 _SCORE_CONTEXT = re.compile(r"(accuracy|f1|bleu|rouge|auc|score|precision|recall|error|improvement|gain|"
                             r"perplexity|success|win rate|by|of|to|from|vs\.?|versus|achiev\w*|reach\w*)\W{0,3}"
                             r"(?:\w+\W{1,3}){0,2}$", re.I)  # fmt: skip
+_COUNT_NOUN = re.compile(r"^\s*(?:[\w-]+\s+)?(?:samples?|examples?|instances?|layers?|datasets?|tasks?|languages?|"
+                         r"parameters?|epochs?|runs?|seeds?|images?|tokens?|steps?|gpus?|heads?|users?|annotators?|"
+                         r"papers?|models?|baselines?|benchmarks?|classes|categories|experiments?|sentences?|"
+                         r"documents?|questions?|pairs?|points?)\b", re.I)  # fmt: skip
 _COUNT_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _COUNT_WORD = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.I)
 
@@ -91,6 +95,8 @@ def number_candidates(sentence: str) -> list[Candidate]:
             leaf = "P-Value Mismatch"
         elif after.lstrip().startswith("%"):
             leaf = "Reported Score Mismatch"
+        elif "." not in token and _COUNT_NOUN.match(sentence[m.end() : m.end() + 30]):
+            leaf = "Count Mismatch"
         elif _PARAM_CONTEXT.search(before):
             leaf = "Scale Parameter Error"
         elif "." in token or _SCORE_CONTEXT.search(before):
@@ -127,6 +133,8 @@ def new_number(token: str, rng: random.Random, percent: bool = False) -> str:
                 new = min(new, 1 - 10**-decimals)
             if percent and new >= 100:  # a percentage near 100 can only go down
                 new = value * rng.uniform(0.6, 0.9)
+            if "," in token and new < 1000:  # keep the thousands separator meaningful
+                continue
         text = _format_like(new, token)
         if float(text.replace(",", "")) != value and float(text.replace(",", "")) > 0:
             return text
@@ -205,8 +213,10 @@ _ACRONYM = re.compile(r"(?<![\w\-])([A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-
 
 @cache
 def paper_acronyms(paper_text: str, min_count: int = 3) -> tuple[str, ...]:
-    """Acronym-like names (two capitals or more) the paper uses at least `min_count` times, most used first."""
-    counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text))
+    """Acronym-like names (two capitals or more) the paper uses at least `min_count` times, most used
+    first, other than the vocabulary's names: the paper's own methods and components."""
+    known = {t for terms in entity_vocabulary().values() for t in terms}  # those swap within their class
+    counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text) if m.group(1) not in known)
     return tuple(sorted((t for t, n in counts.items() if n >= min_count and len(t) <= 20), key=lambda t: (-counts[t], t)))
 
 
