@@ -100,12 +100,17 @@ def test_error_type_normalisation():
     assert normalise_error_type("new kind") == "New kind"
 
 
-@pytest.mark.requires_shared_data
-def test_real_reviewcritique_counts():
+def require_reviewcritique() -> None:
+    """Skip (fail when CI=true) when the ReviewCritique file is not in the shared data."""
     if not REVIEWCRITIQUE.exists():
         if in_ci():
             pytest.fail(f"ReviewCritique data absent: {REVIEWCRITIQUE}")
         pytest.skip(f"ReviewCritique data absent: {REVIEWCRITIQUE}")
+
+
+@pytest.mark.requires_shared_data
+def test_real_reviewcritique_counts():
+    require_reviewcritique()
     assert sniff_format(REVIEWCRITIQUE) == "reviewcritique"
     result = load_reviews(REVIEWCRITIQUE)
     assert result.errors == []
