@@ -167,8 +167,9 @@ _RECENCY = {
     "earliest": "latest", "modern": "classical", "classical": "modern", "currently": "previously",
     "outdated": "recent", "emerging": "established", "established": "emerging", "nowadays": "formerly",
 }  # fmt: skip
-_MODALS = {"might": "will", "may": "will", "could": "will", "will": "might", "would": "might", "must": "may",
-           "can": "might", "cannot": "might not", "should": "could"}  # fmt: skip
+# Hedged <-> certain claims about the paper. "would"/"should"/"can" are left alone: in a review they
+# mostly carry the reviewer's own suggestions, where a change says nothing false about the paper.
+_MODALS = {"might": "will", "may": "will", "could": "will", "will": "might", "must": "may", "cannot": "might not"}
 _MONTHS = ("January", "February", "March", "April", "June", "July", "August", "September", "October",
            "November", "December")  # fmt: skip
 _RECENCY_RE = re.compile(r"\b(" + "|".join(_RECENCY) + r")\b", re.I)
@@ -178,10 +179,12 @@ _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 
 
 def temporal_candidates(sentence: str) -> list[Candidate]:
+    """Time references first: a modal verb is a candidate only in a sentence without one."""
     out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)]
-    out += [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)]
     out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)]
     out += [Candidate(m.start(), m.end(), "Date Shift", "month") for m in _MONTH_RE.finditer(sentence)]
+    if not out:
+        out = [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)]
     return sorted(out, key=lambda c: c.start)
 
 
@@ -199,13 +202,21 @@ def temporal_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdi
 
 # ---------------------------------------------------------------- Entity
 @cache
-def entity_vocabulary() -> dict[str, tuple[str, ...]]:
+def _entities_file() -> dict[str, tuple[str, ...]]:
     with open(ENTITIES_PATH, "rb") as f:
         return {k: tuple(v) for k, v in tomllib.load(f).items()}
 
 
-def _term_re(term: str, ignore_case: bool) -> re.Pattern:
-    return re.compile(r"(?<![\w\-])" + re.escape(term) + r"(?![\w\-])", re.I if ignore_case else 0)
+def entity_vocabulary() -> dict[str, tuple[str, ...]]:
+    """Swappable names by class (model, dataset, metric)."""
+    return {k: v for k, v in _entities_file().items() if k != "not_paper_terms"}
+
+
+def _term_re(term: str, capitalised_too: bool) -> re.Pattern:
+    """A whole-word pattern; a lower-case term ("accuracy") also matches capitalised ("Accuracy"),
+    never other casings ("mAP" is not "map")."""
+    forms = {term, term[0].upper() + term[1:]} if capitalised_too and term.islower() else {term}
+    return re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")(?![\w\-])")
 
 
 _ACRONYM = re.compile(r"(?<![\w\-])([A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)(?![\w\-])")
@@ -216,7 +227,8 @@ def paper_acronyms(paper_text: str, min_count: int = 3) -> tuple[str, ...]:
     """Acronym-like names (two capitals or more) the paper uses at least `min_count` times, most used
     first, other than the vocabulary's names: the paper's own methods and components."""
     known = {t for terms in entity_vocabulary().values() for t in terms}  # those swap within their class
-    counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text) if m.group(1) not in known)
+    counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text)
+                     if m.group(1) not in known and m.group(1) not in _entities_file()["not_paper_terms"])  # fmt: skip
     return tuple(sorted((t for t, n in counts.items() if n >= min_count and len(t) <= 20), key=lambda t: (-counts[t], t)))
 
 
@@ -240,8 +252,9 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
 
 def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
     token = sentence[cand.start : cand.end]
-    if cand.kind == "paper_term":
-        pool = [t for t in paper_acronyms(paper_text) if t != token and t not in sentence]
+    if cand.kind == "paper_term":  # another of the paper's terms, of the same shape (all caps or mixed)
+        terms = [t for t in paper_acronyms(paper_text) if t != token and t not in sentence]
+        pool = [t for t in terms if t.isupper() == token.isupper()] or terms
         return RuleEdit(cand.start, cand.end, rng.choice(pool[:10] or ["XYZ"]), cand.leaf)
     terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower()]
     in_paper = [t for t in terms if paper_text and _term_re(t, cand.kind == "metric").search(paper_text)
