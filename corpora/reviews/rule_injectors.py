@@ -212,10 +212,15 @@ def entity_vocabulary() -> dict[str, tuple[str, ...]]:
     return {k: v for k, v in _entities_file().items() if k != "not_paper_terms"}
 
 
+def _forms(term: str, capitalised_too: bool) -> set[str]:
+    return {term, term[0].upper() + term[1:]} if capitalised_too and term.islower() else {term}
+
+
+@cache
 def _term_re(term: str, capitalised_too: bool) -> re.Pattern:
     """A whole-word pattern; a lower-case term ("accuracy") also matches capitalised ("Accuracy"),
     never other casings ("mAP" is not "map")."""
-    forms = {term, term[0].upper() + term[1:]} if capitalised_too and term.islower() else {term}
+    forms = _forms(term, capitalised_too)
     return re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")(?![\w\-])")
 
 
@@ -232,22 +237,37 @@ def paper_acronyms(paper_text: str, min_count: int = 3) -> tuple[str, ...]:
     return tuple(sorted((t for t, n in counts.items() if n >= min_count and len(t) <= 20), key=lambda t: (-counts[t], t)))
 
 
+@cache
+def _class_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """One alternation per class, longest names first ("GPT-3.5" before "GPT-3")."""
+    out = []
+    for cls, terms in entity_vocabulary().items():
+        forms = sorted({f for t in terms for f in _forms(t, cls == "metric")}, key=lambda f: (-len(f), f))
+        out.append((cls, re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![\w\-])")))
+    return tuple(out)
+
+
 def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     out: list[Candidate] = []
     taken: list[tuple[int, int]] = []
-    for cls, terms in entity_vocabulary().items():
-        for term in sorted(terms, key=len, reverse=True):  # longest first: "GPT-3.5" before "GPT-3"
-            for m in _term_re(term, cls == "metric").finditer(sentence):
-                if any(a < m.end() and m.start() < b for a, b in taken):
-                    continue
-                taken.append((m.start(), m.end()))
-                leaf = "Attribute Substitution" if cls == "model" else "Benchmark Entity Swap"
-                out.append(Candidate(m.start(), m.end(), leaf, cls))
+    for cls, pattern in _class_patterns():
+        for m in pattern.finditer(sentence):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            leaf = "Attribute Substitution" if cls == "model" else "Benchmark Entity Swap"
+            out.append(Candidate(m.start(), m.end(), leaf, cls))
     acronyms = set(paper_acronyms(paper_text)) if paper_text else set()
     for m in _ACRONYM.finditer(sentence):
         if m.group(1) in acronyms and len(acronyms) > 1 and not any(a < m.end() and m.start() < b for a, b in taken):
             out.append(Candidate(m.start(), m.end(), "Attribute Substitution", "paper_term"))
     return sorted(out, key=lambda c: c.start)
+
+
+@cache
+def _mentioned_in(paper_text: str, cls: str) -> frozenset[str]:
+    """The names of a class that a paper mentions (cached: one scan per paper and class)."""
+    return frozenset(t for t in entity_vocabulary()[cls] if _term_re(t, cls == "metric").search(paper_text))
 
 
 def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
@@ -257,8 +277,8 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
         pool = [t for t in terms if t.isupper() == token.isupper()] or terms
         return RuleEdit(cand.start, cand.end, rng.choice(pool[:10] or ["XYZ"]), cand.leaf)
     terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower()]
-    in_paper = [t for t in terms if paper_text and _term_re(t, cand.kind == "metric").search(paper_text)
-                and not _term_re(t, cand.kind == "metric").search(sentence)]  # fmt: skip
+    mentioned = _mentioned_in(paper_text, cand.kind) if paper_text else ()
+    in_paper = [t for t in terms if t in mentioned and not _term_re(t, cand.kind == "metric").search(sentence)]
     new = rng.choice(in_paper or terms)
     return RuleEdit(cand.start, cand.end, _case_like(new, token) if cand.kind == "metric" else new, cand.leaf)
 
