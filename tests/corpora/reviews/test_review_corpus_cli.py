@@ -78,3 +78,18 @@ def test_reviewcritique_natural_track(tmp_path):
     assert errors == [] and len(copies) == 60
     assert sum(len(c.sentences) for c in copies) == 1610
     assert sum(sum(t.sentence_labels.values()) for t in truths.values()) == 226
+
+
+def test_same_bytes_across_processes_with_different_hash_seeds(tmp_path):
+    import os
+
+    src = _reviews(tmp_path)
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"h{hash_seed}"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "jobs/build_review_corpus.py", str(src), "--out", str(out), "--seed", "4",
+                        "--copies", "3", "--max-injections", "2"], cwd=REPO_ROOT, env=env, check=True,
+                       capture_output=True)  # fmt: skip
+        outputs.append(((out / "items.jsonl").read_bytes(), (out / "truth.jsonl").read_bytes()))
+    assert outputs[0] == outputs[1]
