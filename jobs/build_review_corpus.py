@@ -72,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-check", action="store_true", help="LLM feasibility check before each LLM injection")
     p.add_argument("--llm-verify", action="store_true", help="LLM equivalence judge after the rule check")
     p.add_argument("--llm-aspects", action="store_true", help="aspect tags from the LLM instead of rules")
+    p.add_argument("--llm-all-anchors", action="store_true",
+                   help="with --model, let the LLM inject Number/Temporal/Entity too (default: their rule injectors)")
     return p
 
 
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                              injections_per_copy=(args.min_injections, args.max_injections),
                              max_attempts=args.max_attempts,
                              anchors=tuple(a.strip() for a in args.anchors.split(",")) if args.anchors else None,
-                             llm_model=args.model)  # fmt: skip
+                             prefer_rules=not (args.model and args.llm_all_anchors), llm_model=args.model)  # fmt: skip
         builder = ReviewInjectionBuilder(
             taxonomy, config,
             llm_injector=LLMInjector(gateway, params) if gateway else None,
