@@ -280,3 +280,12 @@ def test_llm_injector_through_the_gateway_and_replay_server(tmp_path):
     assert kept and all(i.injected == "dramatically outperforms" and i.original == "outperforms" for i in kept)
     assert counts["total"]["attempts"] == served["ok"] == served["requests"]  # one request per LLM attempt
     assert counts["total"]["parse_failures"] == counts["per_anchor"].get("Reasoning Error", {}).get("parse_failures", 0)
+
+
+def test_rule_anchors_go_to_the_llm_when_rules_are_not_preferred():
+    gateway = ScriptedGateway(lambda p: json.dumps({"sentence": _sentence_of(p).replace("3", "4")}))
+    config = BuildConfig(seed=2, injected_copies=2, injections_per_copy=(1, 1), anchors=("Number",), prefer_rules=False)
+    corpus = ReviewInjectionBuilder(config=config, llm_injector=LLMInjector(gateway)).build(_sources(1))
+    kept = [i for t in corpus.truths for i in t.injections]
+    assert kept and all(i.injector == "llm" and (i.original, i.injected) == ("3", "4") for i in kept)
+    assert all("HALLUCINATION TYPE\nNumber >" in p for p in gateway.prompts)
