@@ -178,7 +178,8 @@ def score_reviews(truths: Sequence[ReviewTruth], copies: Mapping[str, ReviewCopy
         typed = [(gold_t[i], i) for i, g in gold_s.items() if g and i in gold_t]
         untyped_gold += sum(1 for i, g in gold_s.items() if g and i not in gold_t)
         if pred.sentence_types is None and not negative:
-            skipped["type"] += int(bool(typed))
+            if typed:
+                skipped["type"] += 1
         else:
             said_t = pred.sentence_types or {}
             type_c[p] += type_counts(((g, said_t.get(i)) for g, i in typed), labels)
