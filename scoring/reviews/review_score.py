@@ -33,6 +33,7 @@ from scoring.reviews.detection import BINARY_METRICS, binary_metrics, undefined_
 from scoring.reviews.localization import match_spans, token_counts, tokenize
 from scoring.reviews.metric_value import MetricValue
 from scoring.reviews.type_classification import type_counts, type_metrics
+from storage.outages import OUTAGE_KEY
 from storage.records import Output
 
 Unanswered = Literal["exclude", "negative"]
@@ -65,6 +66,8 @@ def prediction_of(output: Output | None) -> ReviewPrediction | str:
         return "missing"
     if output.error is not None:
         return output.error_kind or "system"
+    if OUTAGE_KEY in (output.detail or {}):
+        return "outage"  # UNCERTAIN-by-outage: no answer, retried on resume
     review = (output.detail or {}).get("review")
     if not isinstance(review, dict):
         return "no_review_detail"
