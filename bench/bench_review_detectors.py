@@ -165,16 +165,17 @@ def main() -> None:
     args = parser.parse_args()
     copies, truths, reviewer_of = load_reviewcritique(DATA)
     replay = copies[:6] if args.quick else copies
-    rows = [bench_lexical(copies, truths, reviewer_of)]
+    emit(bench_lexical(copies, truths, reviewer_of))
     for latency, in_flight in ((0.0, 8), (0.0, 1), (0.5, 8), (0.5, 1)):
         # 0.5 s x ~27 sequential calls per review: enough reviews to fill the in-flight slots, no more
         subset = replay if latency == 0.0 else replay[: 2 * in_flight]
-        rows.append(bench_replay(subset, truths if subset is copies else [], reviewer_of, latency, in_flight))
+        emit(bench_replay(subset, truths if subset is copies else [], reviewer_of, latency, in_flight))
     if args.smol_reviews > 0:
-        rows.append(bench_smollm2(copies[: args.smol_reviews], truths, reviewer_of))
-    for r in rows:
-        print(json.dumps(r))
+        emit(bench_smollm2(copies[: args.smol_reviews], truths, reviewer_of))
 
+
+def emit(result: dict) -> None:
+    print(json.dumps(result), flush=True)
 
 if __name__ == "__main__":
     main()
