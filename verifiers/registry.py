@@ -15,6 +15,7 @@ manifest but not hashed, so changing them resumes the run, as does renaming its 
 | llm_zero_shot, llm_agentic              | api_key_env, price_override                  |
 | paper_reviewer_llm                      | api_key_env                                  |
 | paper_reviewer_mechanical               | checker_url, workers, timeout_s              |
+| review_llm_judge, review_nli            | api_key_env                                  |
 
 A model's `api_base` is hashed: a different server may serve different weights. A source's base
 URL is not: which answers are replayed is decided by the snapshot scope of the response cache.

