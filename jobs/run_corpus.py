@@ -180,8 +180,8 @@ def build_paper_corpus(config: RunConfig, run_services):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
     from checkers.equivalence import same_at_sample_points
     from cluster.run_services import resolve_cache_dir
-    from corpora.paper_audit_corpus import build_paper_audit_corpus
-    from corpora.paper_llm_proposer import LLMProposer
+    from corpora.papers.audit_corpus import build_paper_audit_corpus
+    from corpora.papers.llm_proposer import LLMProposer
 
     if not config.papers.paths:
         raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
@@ -203,7 +203,7 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_s
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
     import pyarrow as pa
 
-    from adjudication.paper_audit import (
+    from adjudication.papers.adjudicate import (
         PaperAdjudicationConfig,
         adjudicate_paper_controls,
         adjudicate_paper_run,
@@ -378,7 +378,7 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
-    from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
+    from audits.summary import summarize_citation_runs, summarize_paper_runs
 
     tracking_uri = resolve_tracking_uri(config)
     from storage.code_revision import current_revision
