@@ -1,5 +1,6 @@
-"""Finish a run: score every system's stored outputs (the writing — metrics next to the outputs,
-the report, MLflow — is storage/run_publication.py's), and render the leaderboard.
+"""What a finished run reports: every system's stored status and scores, rendered as the
+leaderboard (the scoring and writing are each audit's: audits/citations.py, audits/papers.py;
+the writing itself is storage/run_publication.py's).
 
 Every number here is computed from the records in the store (outputs + truth), so the same
 summary can be rebuilt later from storage alone.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -17,15 +17,9 @@ import pyarrow as pa
 from storage.outages import outage_mask
 from storage.redaction import redact_text
 from storage.run_publication import (
-    Submission,
     SystemSummary,
-    close_system_run,
     decided_share,
-    finish_system_runs,
-    publish_report,
-    track_system_runs,
 )
-from storage.store import Store
 
 LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "mcc")
 PAPER_LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate")
@@ -115,115 +109,6 @@ class RunSummary:
         if self.tracking_uri:
             lines.append(f"  MLflow: {self.tracking_uri}  (open with: mlflow ui --backend-store-uri {self.tracking_uri})")
         return lines
-
-
-def summarize_citation_runs(
-    store: Store,
-    runs: list[Any],
-    truth: pa.Table,
-    *,
-    failed: dict[tuple[str, int], str],
-    tracking_uri: str | None,
-    experiment: str,
-    eval_mode: str,
-    bootstrap: int,
-    work_dir: Path,
-    elapsed_s: float,
-    allow_incomplete: bool = False,
-    submission: Submission | None = None,
-) -> RunSummary:
-    from scoring import score_citation_outputs
-    from scoring.citations.hallmark_result import run_scores
-    from scoring.citations.report import write_run_report
-    from scoring.citations.stored_run import report_context
-
-    summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s)
-    all_scores, tracked = [], []
-    for run in runs:
-        outputs = store.read_outputs(run.run_id)
-        outage_items = count_outage_answers(outputs)
-        published = not outage_items or allow_incomplete
-        score = score_citation_outputs(truth, outputs, run_id=run.run_id, system=run.system_label,
-                                       eval_mode=eval_mode, bootstrap=bootstrap)  # fmt: skip
-        all_scores.append(score)
-        first_error = None
-        if score.failed:  # every output errored: reported as failed with its first error, never scored
-            shard_errors = [e for (rid, _), e in sorted(failed.items()) if rid == run.run_id]
-            first_error = score.census.first_error or (shard_errors[0] if shard_errors else "no output")
-            scores = {"failed": True, "first_error": first_error, "labelled": score.labelled,
-                      "num_errors": score.census.num_errors, "errors_by_kind": score.census.errors_by_kind,
-                      "outputs": score.census.as_dict()}  # fmt: skip
-        else:
-            scores = run_scores(score, truth, outputs, split_name=getattr(run, "split", None) or run.run_id.split("@")[0])
-        system = close_system_run(store, run, outputs, failed, score.metric_rows(), scores, outage_items=outage_items,
-                                  published=published, allow_incomplete=allow_incomplete, first_error=first_error)  # fmt: skip
-        summary.systems.append(system)
-        metric_rows = [r for r in score.metric_rows().to_pylist()
-                       if r["eval_mode"] in (None, eval_mode, "conservative") or eval_mode == "both"]  # fmt: skip
-        tracked.append((system, run, score.metric_rows(), metric_rows if system.scored else [], {}))
-    report_dir = work_dir / "report"
-    report_files = write_run_report(report_dir, all_scores, context=report_context(store, [r.run_id for r in runs]))
-    summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
-                                                                  report_files, LEADERBOARD_METRICS)  # fmt: skip
-    if tracking_uri:
-        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files,
-                          submission)
-    finish_system_runs(store, summary.systems)
-    return summary
-
-
-def summarize_paper_runs(
-    store: Store,
-    runs: list[Any],
-    verdicts: dict[str, pa.Table],
-    *,
-    failed: dict[tuple[str, int], str],
-    tracking_uri: str | None,
-    experiment: str,
-    bootstrap: int,
-    work_dir: Path,
-    elapsed_s: float,
-    submission: Submission | None = None,
-) -> RunSummary:
-    """Paper audits: each reviewer's verdicts (adjudicated by the caller) -> detection and
-    false-positive statistics per reviewer, one report over all reviewers, MLflow per reviewer."""
-    from scoring.papers.metrics import paper_audit_metrics
-    from scoring.papers.report import write_paper_report
-
-    summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s, columns=PAPER_LEADERBOARD_METRICS)
-    replicates = max(bootstrap, 100)
-    # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
-    extra = [verdicts["controls"]] if "controls" in verdicts else []
-    combined = pa.concat_tables([verdicts[r.run_id] for r in runs] + extra) if runs else None
-    all_metrics = paper_audit_metrics(combined, run_id="+".join(r.run_id for r in runs), n_interval=replicates,
-                                      n_paired=replicates, n_permutations=replicates)  # fmt: skip
-    tracked = []
-    for run in runs:
-        outputs = store.read_outputs(run.run_id)
-        mine = all_metrics.filter(pa.compute.equal(all_metrics.column("system"), run.system_label))
-        mine = mine.set_column(mine.schema.get_field_index("run_id"), "run_id", pa.array([run.run_id] * mine.num_rows))
-        headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
-        outcomes = verdicts[run.run_id].column("outcome").to_pylist()
-        scores = {
-            **headline,
-            "num_injections": sum(o in ("detected", "missed") for o in outcomes),
-            "num_flags_adjudicated": sum(o in ("confirmed_issue", "false_positive", "ambiguous") for o in outcomes),
-            "num_unscored": outcomes.count("unscored"),
-            "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
-        }
-        store.write_table(run.run_id, "verdicts", verdicts[run.run_id])
-        system = close_system_run(store, run, outputs, failed, mine, scores)
-        summary.systems.append(system)
-        tracked.append((system, run, mine, mine.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
-    report_dir = work_dir / "report"
-    report_files = write_paper_report(report_dir, combined, metrics=all_metrics) if runs else []
-    summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
-                                                                  report_files, PAPER_LEADERBOARD_METRICS)  # fmt: skip
-    if tracking_uri:
-        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files,
-                          submission)
-    finish_system_runs(store, summary.systems)
-    return summary
 
 
 def count_outage_answers(outputs: pa.Table) -> int:
