@@ -7,6 +7,10 @@ checkers for numerics and mathematics, panels for citations and general issues).
 """
 
 from adjudication.judge import Judge, JudgeSpec
-from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run, adjudicate_paper_run_async
+from adjudication.papers.adjudicate import (
+    PaperAdjudicationConfig,
+    adjudicate_paper_run,
+    adjudicate_paper_run_async,
+)
 
 __all__ = ["Judge", "JudgeSpec", "PaperAdjudicationConfig", "adjudicate_paper_run", "adjudicate_paper_run_async"]

@@ -4,7 +4,7 @@
     python bench/bench_citation_verifiers.py --part suite
     python bench/bench_citation_verifiers.py --part hallmark
 
-Suites (reference 003 protocol, `corpora/citeintegrity_suite.py`):
+Suites (reference 003 protocol, `corpora/citations/citeintegrity_suite.py`):
   * `sample`: the bundled suite (hand-typed well-known references);
   * `crossref800`: built here from the first 800 usable real Crossref works recorded in
     ../shared/data/bibsources/refchecker (deposited family names; strata = the paper's keyword
@@ -53,8 +53,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.citation_normalization import CitationFields, normalize_text  # noqa: E402
-from corpora.citeintegrity_suite import (  # noqa: E402
+from corpora.citations.citeintegrity_suite import (  # noqa: E402
     SAMPLE_SUITE_PATH,
     SourceRecord,
     SuiteConfig,
@@ -64,14 +63,22 @@ from corpora.citeintegrity_suite import (  # noqa: E402
     records_from_rows,
     suite_from_instances,
 )
-from corpora.hallmark import load_hallmark_jsonl  # noqa: E402
+from corpora.citations.hallmark import load_hallmark_jsonl  # noqa: E402
+from corpora.citations.normalization import CitationFields, normalize_text  # noqa: E402
 from storage.records import Item  # noqa: E402
-from verifiers.citeintegrity_rules import RULES, Calibration, calibrate, features, retrieve, rule_score  # noqa: E402
-from verifiers.index_build import IndexSource, build_index, write_index  # noqa: E402
-from verifiers.index_readers import read_source  # noqa: E402
-from verifiers.offline_index import OfflineIndex  # noqa: E402
+from verifiers.citations.citeintegrity_rules import (  # noqa: E402
+    RULES,
+    Calibration,
+    calibrate,
+    features,
+    retrieve,
+    rule_score,
+)
+from verifiers.citations.index_build import IndexSource, build_index, write_index  # noqa: E402
+from verifiers.citations.index_readers import read_source  # noqa: E402
+from verifiers.citations.offline_index import OfflineIndex  # noqa: E402
+from verifiers.citations.source_set import CountedSource  # noqa: E402
 from verifiers.registry import SystemSpec, build_system  # noqa: E402
-from verifiers.source_set import CountedSource  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.citation_audit import audit_corpus  # noqa: E402
-from corpora.citation_generator import CorpusConfig, generate_corpus  # noqa: E402
-from corpora.citeintegrity_suite import audit_suite, build_suite  # noqa: E402
-from corpora.real_reference import load_references, references_from_hallmark  # noqa: E402
-from corpora.taxonomy import hallmark_taxonomy  # noqa: E402
+from corpora.citations.audit import audit_corpus  # noqa: E402
+from corpora.citations.citeintegrity_suite import audit_suite, build_suite  # noqa: E402
+from corpora.citations.generator import CorpusConfig, generate_corpus  # noqa: E402
+from corpora.citations.real_reference import load_references, references_from_hallmark  # noqa: E402
+from corpora.citations.taxonomy import hallmark_taxonomy  # noqa: E402
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.paper_audit_corpus import build_paper_audit_corpus  # noqa: E402
+from corpora.papers.audit_corpus import build_paper_audit_corpus  # noqa: E402
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "papers"
 REPEATS = 2

@@ -135,7 +135,7 @@ def bench_rate() -> None:
 def bench_snapshot_and_budget() -> None:
     from clients.llm_budget import BudgetClient
     from clients.llm_gateway import LLMServices
-    from corpora.hallmark import load_hallmark_jsonl
+    from corpora.citations.hallmark import load_hallmark_jsonl
     from jobs.llm_replay_server import build_hallmark_recording
     from storage.records import Item
     from verifiers.registry import SystemSpec, build_system

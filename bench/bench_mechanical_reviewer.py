@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run  # noqa: E402
-from corpora.paper_audit_corpus import build_paper_audit_corpus  # noqa: E402
+from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run  # noqa: E402
+from corpora.papers.audit_corpus import build_paper_audit_corpus  # noqa: E402
 from storage.records import Item  # noqa: E402
 from verifiers.registry import SystemSpec, build_system  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402

@@ -23,7 +23,7 @@ import ray  # noqa: E402
 from cluster.run_config import RunConfig  # noqa: E402
 from cluster.run_plan import plan_run  # noqa: E402
 from cluster.runner import PoolConfig, run_shard_tasks  # noqa: E402
-from corpora.hallmark import load_hallmark_jsonl  # noqa: E402
+from corpora.citations.hallmark import load_hallmark_jsonl  # noqa: E402
 from verifiers import RunContext, SystemSpec, build_system  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "hallmark" / "dev_public.jsonl"
@@ -54,7 +54,7 @@ def main() -> None:
         corpus = load_hallmark_jsonl(corpus_path)
         system_args = json.loads(args.args)
         if args.index_from_dev:
-            from verifiers.index_build import IndexSource, build_index
+            from verifiers.citations.index_build import IndexSource, build_index
 
             index_path = Path(tmp) / "index.parquet"
             build_index([IndexSource("hallmark", str(SHARED))], index_path)

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scoring import score_citation_outputs  # noqa: E402
-from scoring.hallmark_jsonl import read_entries, read_predictions  # noqa: E402
+from scoring.citations.hallmark_jsonl import read_entries, read_predictions  # noqa: E402
 
 RESAMPLES = (0, 1_000, 10_000)
 

@@ -62,7 +62,9 @@ class SystemConfig(BaseModel):
 
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    audit: Literal["citations", "paper_audit"] = Field(
+    # Any kind registered in audits/AUDITS (checked there, with the known kinds named): a new audit
+    # kind is a module and a registry line, not an edit here.
+    audit: str = Field(
         "citations", description="citations: verifiers over a citation corpus; paper_audit: reviewers over injected papers"
     )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)

@@ -37,7 +37,7 @@ class ShardResult:
     uncertain: int = 0
     """Items answered UNCERTAIN (outages included)."""
     outage: int = 0
-    """Items whose answer depended on a source that got no answer (see verifiers/source_set.py)."""
+    """Items whose answer depended on a source that got no answer (see verifiers/citations/source_set.py)."""
 
 
 class ShardWorker:

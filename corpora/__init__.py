@@ -5,8 +5,8 @@ from corpora.loaded_corpus import LoadedCorpus, LoadError
 
 def load_corpus(path: str, fmt: str = "auto", corpus: str | None = None, split: str | None = None) -> LoadedCorpus:
     """Load a corpus file by format: `hallmark` (JSONL), `bibtex`, or `auto` (by extension)."""
-    from corpora.bibtex import load_bibtex
-    from corpora.hallmark import load_hallmark_jsonl
+    from corpora.citations.bibtex import load_bibtex
+    from corpora.citations.hallmark import load_hallmark_jsonl
 
     if fmt == "auto":
         fmt = "bibtex" if path.endswith(".bib") else "hallmark"

@@ -24,7 +24,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from verifiers.index_build import IndexSource, build_index  # noqa: E402
+from verifiers.citations.index_build import IndexSource, build_index  # noqa: E402
 
 FLAGS = (("dblp", "dblp"), ("crossref", "crossref"), ("openalex", "openalex"), ("acl_anthology", "acl-anthology"),
          ("bibtex", "bibtex"), ("hallmark", "hallmark"))

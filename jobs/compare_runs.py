@@ -81,7 +81,7 @@ def load_side(store: Any, run_id: str):
     """The run's record, outputs, verdicts and truth."""
     import pyarrow.compute as pc
 
-    from scoring.run_comparison import Side
+    from scoring.citations.run_comparison import Side
     from storage.run_record import RunRecord, RunRecordError
     from verifiers.registry import registered
 
@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare_runs: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
-    from scoring.comparison_report import changes_csv, to_html, to_markdown
-    from scoring.run_comparison import compare_runs
+    from scoring.citations.comparison_report import changes_csv, to_html, to_markdown
+    from scoring.citations.run_comparison import compare_runs
     from storage.mlflow_conventions import log_files, tracked_runs_of
     from storage.redaction import redact_text
     from storage.result_json import result_json

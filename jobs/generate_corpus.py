@@ -22,17 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.citation_audit import audit_corpus  # noqa: E402
-from corpora.citation_generator import SAMPLE_CORPUS_PATH, CorpusConfig, corpus_jsonl, generate_corpus  # noqa: E402
-from corpora.citeintegrity_suite import (  # noqa: E402
+from corpora.citations.audit import audit_corpus  # noqa: E402
+from corpora.citations.citeintegrity_suite import (  # noqa: E402
     SAMPLE_SUITE_PATH,
     SuiteConfig,
     audit_suite,
     build_suite,
     suite_jsonl,
 )
-from corpora.real_reference import REAL_REFERENCES_PATH, load_references, references_from_hallmark  # noqa: E402
-from corpora.taxonomy import hallmark_taxonomy  # noqa: E402
+from corpora.citations.generator import SAMPLE_CORPUS_PATH, CorpusConfig, corpus_jsonl, generate_corpus  # noqa: E402
+from corpora.citations.real_reference import REAL_REFERENCES_PATH, load_references, references_from_hallmark  # noqa: E402
+from corpora.citations.taxonomy import hallmark_taxonomy  # noqa: E402
 
 _UNSET = object()
 

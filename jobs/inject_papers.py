@@ -1,6 +1,6 @@
 """Inject errors into LaTeX papers: clean + three injected copies per paper, with their truth.
 
-Wiring only: paper folders -> corpora.paper_audit_corpus -> items.parquet + truth.parquet in
+Wiring only: paper folders -> corpora.papers.audit_corpus -> items.parquet + truth.parquet in
 --out, and with --write-copies each copy's sources under <out>/copies/<paper_id>/copy-<k>/.
 Without --model no LLM is used (LLM sub-types fall back to rule sub-types); with --model the
 gateway (clients.llm_gateway.LLMGateway) proposes the LLM sub-types.
@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checkers.equivalence import same_at_sample_points  # noqa: E402
-from corpora.paper_audit_corpus import build_paper_audit_corpus  # noqa: E402
-from corpora.paper_llm_proposer import LLMProposer  # noqa: E402
+from corpora.papers.audit_corpus import build_paper_audit_corpus  # noqa: E402
+from corpora.papers.llm_proposer import LLMProposer  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

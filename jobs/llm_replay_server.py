@@ -317,7 +317,7 @@ def build_hallmark_recording(predictions: str, items: str, out: str, model_id: s
     """Write a recording that answers `llm_zero_shot`'s prompt for every entry of `items` (a
     HALLMARK JSONL split) with the released per-entry prediction for it."""
     from storage.records import Item
-    from verifiers.llm_zero_shot import build_messages
+    from verifiers.citations.llm_zero_shot import build_messages
 
     preds = {p["bibtex_key"]: p for p in map(json.loads, Path(predictions).read_text().splitlines()) if p}
     count = 0

@@ -1,12 +1,12 @@
 """Audit a corpus with one or more systems on Ray: shard, run, store, score, track, report.
 
-Wiring only: config -> corpora -> verifiers registry -> cluster -> storage -> scoring -> MLflow.
+Wiring only: config -> the audit it names (audits/: build corpus -> run systems -> adjudicate ->
+score -> publish) -> exit status. Nothing here depends on the audit kind.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import tempfile
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from audits.base import Audit
     from cluster.run_config import RunConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -176,56 +177,6 @@ def make_services(config: RunConfig):
     return build_services(config.llm, key, config.snapshot, cache_dir=resolve_cache_dir(config.llm))
 
 
-def build_paper_corpus(config: RunConfig, run_services):
-    """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
-    from checkers.equivalence import same_at_sample_points
-    from cluster.run_services import resolve_cache_dir
-    from corpora.paper_audit_corpus import build_paper_audit_corpus
-    from corpora.paper_llm_proposer import LLMProposer
-
-    if not config.papers.paths:
-        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
-    proposer = None
-    if config.papers.proposer_model:
-        from clients.llm_gateway import LLMGateway
-
-        gateway = LLMGateway(config.papers.proposer_model, run_services.llm, api_base=config.papers.proposer_api_base,
-                             cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
-        proposer = LLMProposer(gateway)
-    print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
-    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                    check_compile=config.papers.check_compile,
-                                    same_maths=same_at_sample_points)  # fmt: skip
-
-
-def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
-    """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
-    import pyarrow as pa
-
-    from adjudication.paper_audit import (
-        PaperAdjudicationConfig,
-        adjudicate_paper_controls,
-        adjudicate_paper_run,
-    )
-
-    adj = config.adjudication
-    settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
-                                       low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
-                                       checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
-    verdicts = {}
-    for run in plan.runs:
-        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
-        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
-                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
-    if plan.runs:  # issue 15: null, random-quote and shuffled-review controls, adjudicated alike
-        print("[adjudication] controls: null, random-quote and shuffled reviews", flush=True)
-        outputs = pa.concat_tables([plan.store.read_outputs(r.run_id) for r in plan.runs], promote_options="default")
-        verdicts["controls"] = adjudicate_paper_controls(corpus.items, corpus.truth, outputs, settings,
-                                                         services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
-    return verdicts
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
@@ -241,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, started: float, held: list) -> int:
+    from audits import UnknownAudit, get_audit
     from cluster.ray_address import RayAddressError, resolve_ray_address
     from cluster.run_config import ConfigError
 
@@ -257,21 +209,20 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
             for problem in problems:
                 print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        target = None
-        if config.audit != "paper_audit":  # a bad corpus is named before storage is touched
-            from corpora import load_corpus
-
-            corpus = load_corpus(config.corpus.path, config.corpus.format, config.corpus.name, config.corpus.split)
+        audit = get_audit(config.audit)
+        target, corpus = None, None
+        if not audit.corpus_needs_cluster:  # a bad corpus is named before storage is touched
+            corpus = audit.build_corpus(config, None)
         problem = preflight(config)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        if config.audit == "paper_audit":  # the injection runs on Ray
+        if corpus is None:  # built on Ray (paper injection), with the run's services
             target = resolve_ray_address(config.ray_address)
             init_ray(target)
             held.append(make_services(config))
-            corpus = build_paper_corpus(config, held[0])
-    except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
+            corpus = audit.build_corpus(config, held[0])
+    except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError, UnknownAudit) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for err in corpus.errors:
@@ -297,7 +248,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     except RayAddressError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run(config, corpus, specs, run_ids, target, started, held, wait_for_lease=args.wait_for_lease)
+    return run(audit, config, corpus, specs, run_ids, target, started, held, wait_for_lease=args.wait_for_lease)
 
 
 def resolve_tracking_uri(config: RunConfig) -> str | None:
@@ -327,14 +278,15 @@ def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
     )
 
 
-def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
+def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
         wait_for_lease: bool = False) -> int:  # fmt: skip
+    from audits.base import AuditContext, finish_run
     from cluster.run_plan import plan_run
     from cluster.run_services import resolve_cache_dir
-    from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
+    from cluster.runner import WorkerStartError
     from storage.run_lease import LeaseHeld, RunLease
     from storage.store import Store
-    from verifiers import RunContext, build_system
+    from verifiers import RunContext
 
     lease = RunLease(Store(config.storage), run_ids)  # one driver per run
     try:
@@ -368,18 +320,10 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        outcome = run_shard_tasks(
-            plan.tasks,
-            corpus.items,
-            build=functools.partial(build_system, plugins=tuple(config.plugins)),
-            store_uri=config.storage,
-            pool=PoolConfig(workers=config.workers, cpus_per_worker=config.cpus_per_worker, max_attempts=config.max_attempts),
-        )
+        outcome = audit.run_systems(config, corpus, plan)
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
-    from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
-
     tracking_uri = resolve_tracking_uri(config)
     from storage.code_revision import current_revision
     from storage.run_publication import Submission
@@ -388,20 +332,9 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
     submission = Submission(started_at=time.time() - (time.monotonic() - started), config=config.model_dump(),
                             code_revision=current_revision().label)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
-        if config.audit == "paper_audit":
-            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
-            summary = summarize_paper_runs(
-                plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
-                experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),
-                elapsed_s=time.monotonic() - started, submission=submission,
-            )  # fmt: skip
-        else:
-            summary = summarize_citation_runs(
-                plan.store, plan.runs, corpus.truth, failed=outcome.failed, tracking_uri=tracking_uri,
-                experiment=config.experiment, eval_mode=config.eval_mode, bootstrap=config.bootstrap,
-                work_dir=Path(tmp), elapsed_s=time.monotonic() - started, allow_incomplete=config.allow_incomplete,
-                submission=submission,
-            )  # fmt: skip
+        summary = finish_run(audit, AuditContext(
+            config=config, corpus=corpus, plan=plan, outcome=outcome, services=services, cache_dir=cache_dir,
+            tracking_uri=tracking_uri, submission=submission, work_dir=Path(tmp), started=started))  # fmt: skip
     print(summary.render(), flush=True)
     status = exit_status(outcome, summary)
     if tracking_uri and any(s.tracking_error for s in summary.systems):

@@ -5,7 +5,7 @@
 
 Accepts HALLMARK Prediction JSONL (`bibtex_key`, `label`, `confidence`, ...) and per-entry dumps
 (`pred_label` / `pred_confidence`); unknown keys and bad labels stop the run with file and line.
-The logic lives in `scoring.result_file`.
+The logic lives in `scoring.citations.result_file`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring.hallmark_jsonl import DEFAULT_EXTRA_PREFIXES, PredictionFileError  # noqa: E402
-from scoring.result_file import score_prediction_file, write_result_json  # noqa: E402
+from scoring.citations.hallmark_jsonl import DEFAULT_EXTRA_PREFIXES, PredictionFileError  # noqa: E402
+from scoring.citations.result_file import score_prediction_file, write_result_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,9 +5,9 @@ Entry point for a run: `score_citation_outputs(truth, outputs, run_id=..., syste
 `recompute_run(store_uri, run_id)` rebuilds a stored run's `CitationScore` from its records alone.
 """
 
-from scoring.citation_score import CitationScore, ModeScore, score_citation_outputs, score_entries
-from scoring.entry_table import EVAL_MODES, EntryTable
-from scoring.stored_run import StoredScores, recompute_run, stored_scores
+from scoring.citations.entry_table import EVAL_MODES, EntryTable
+from scoring.citations.score import CitationScore, ModeScore, score_citation_outputs, score_entries
+from scoring.citations.stored_run import StoredScores, recompute_run, stored_scores
 
 __all__ = [
     "EVAL_MODES",

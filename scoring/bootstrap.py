@@ -5,7 +5,7 @@ appearance in truth order. Resample b draws, for each stratum in that order, `n_
 `Generator.choice(n_s, n_s, replace=True)` from one `np.random.default_rng(seed)`. Drawing in
 exactly this order is what makes the intervals equal HALLMARK's for the same seed, so the draws
 stay one small call per (resample, stratum); everything after the draws is array arithmetic over
-whole chunks of resamples (see `scoring.citation_metrics`). Percentile intervals use
+whole chunks of resamples (see `scoring.citations.metrics`). Percentile intervals use
 `np.percentile`'s default linear interpolation; NaN resamples (an empty denominator) are ignored.
 
 A resample is scored exactly as the point estimate scores entries: same eval-mode view (UNCERTAIN,

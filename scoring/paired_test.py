@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from scoring.bootstrap import bootstrap_samples, percentile_interval, strata_of
-from scoring.citation_metrics import metric_batch, point_metrics
-from scoring.entry_table import EntryTable
+from scoring.citations.entry_table import EntryTable
+from scoring.citations.metrics import metric_batch, point_metrics
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ Why in `storage/`: these are the canonical forms of record fields, and `storage/
 that clients (online sources), corpora (loaders, generators) and verifiers (index readers, rules)
 may all import without a cycle (DESIGN.md: storage imports nothing internal; this module imports
 only the standard library and bibtexparser). The older names stay importable from
-`clients.identifiers`, `corpora.citation_normalization`, `corpora.citation_fields` and
-`corpora.real_reference` as thin re-exports.
+`clients.identifiers`, `corpora.citations.normalization`, `corpora.citations.fields` and
+`corpora.citations.real_reference` as thin re-exports.
 
 Name parts come from bibtexparser 2 (`parse_single_name_into_parts`: BibTeX's "First von Last",
 "von Last, First" and "von Last, Jr, First" forms, braces kept as one unit); the family name is

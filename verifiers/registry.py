@@ -215,7 +215,7 @@ class SystemSpec:
         index_path = self.args.get("index_path")
         if not index_path or str(index_path).startswith("s3://"):
             return {}
-        from verifiers.offline_index import index_provenance
+        from verifiers.citations.offline_index import index_provenance
 
         return {"index": index_provenance(index_path)}
 
@@ -224,7 +224,7 @@ _REGISTRY: dict[str, SystemEntry] = {}
 
 
 def _index_exists(index_path: str) -> bool:
-    from verifiers.offline_index import resolve_index_path
+    from verifiers.citations.offline_index import resolve_index_path
 
     return resolve_index_path(index_path).exists()
 
@@ -278,11 +278,12 @@ def build_system(spec: SystemSpec, plugins: tuple[str, ...] = ()) -> System:
 
 
 def _load_builtins() -> None:
-    """Import every module of the `verifiers` package once: each registers its own systems, so
-    adding a system is adding a module (heavy dependencies stay inside the factories)."""
+    """Import every module of the `verifiers` package and its subpackages (citations/, reviewers/)
+    once: each registers its own systems, so adding a system is adding a module (heavy dependencies
+    stay inside the factories)."""
     import pkgutil
 
     import verifiers
 
-    for info in pkgutil.iter_modules(verifiers.__path__):
-        importlib.import_module(f"verifiers.{info.name}")
+    for info in pkgutil.walk_packages(verifiers.__path__, prefix="verifiers."):
+        importlib.import_module(info.name)

@@ -95,7 +95,7 @@ def replay_sample() -> str:
 def predictions_sample() -> str:
     import asyncio
 
-    from corpora.hallmark import load_hallmark_jsonl
+    from corpora.citations.hallmark import load_hallmark_jsonl
     from storage.records import Item
     from verifiers.registry import SystemSpec, build_system
     from verifiers.system import RunContext

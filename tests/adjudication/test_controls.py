@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from adjudication.controls import NULL_REVIEW, control_cases
-from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_controls
+from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_controls
+from adjudication.papers.controls import NULL_REVIEW, control_cases
 from clients.llm_gateway import LLMServices
-from scoring.paper_metrics import paper_audit_metrics
-from scoring.paper_report import audit_validity, write_paper_report
+from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.report import audit_validity, write_paper_report
 from storage.records import Item, Output
 from storage.schemas import ITEM_SCHEMA, table_from_rows
 from tests.adjudication.paper_copies import injected_item, truth_rows

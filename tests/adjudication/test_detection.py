@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run
 from clients.llm_gateway import LLMServices
 from storage.records import Output
 from storage.schemas import ITEM_SCHEMA, VERDICT_SCHEMA, table_from_rows
@@ -135,7 +135,7 @@ def test_detected_votes_without_evidence_in_the_review_and_a_failed_escalation_a
 
 
 def test_evidence_in_review_tolerates_markup_not_invention():
-    from adjudication.detection import EVIDENCE_MIN_RATIO, evidence_in_review
+    from adjudication.papers.detection import EVIDENCE_MIN_RATIO, evidence_in_review
 
     review = "The expansion $(a+b)^2 = a^2 - 2ab + b^2$ has the wrong sign on the cross term."
     assert evidence_in_review("expansion (a+b)^2 = a^2 - 2ab + b^2 has the wrong sign", review)[0]
@@ -147,7 +147,7 @@ def test_evidence_in_review_tolerates_markup_not_invention():
 
 
 async def _escalation_less(votes):
-    from adjudication.detection import DetectionMatcher
+    from adjudication.papers.detection import DetectionMatcher
 
     class Fixed:
         def __init__(self, v):

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from adjudication.false_positive import numbers_printed
-from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run
+from adjudication.papers.false_positive import numbers_printed
 from clients.llm_gateway import LLMServices
 from storage.records import Output
 from storage.schemas import ITEM_SCHEMA, VERDICT_SCHEMA, table_from_rows
@@ -145,7 +145,7 @@ def test_numbers_printed_accepts_thousands_separators_and_rejects_new_numbers():
 
 
 def test_is_definition_reads_definition_markers_not_equations():
-    from adjudication.false_positive import is_definition
+    from adjudication.papers.false_positive import is_definition
 
     for text in ("k := 2\\pi/\\lambda", "a \\equiv b", "Let $x = 2$", "we define $k = 2\\pi/\\lambda n$",
                  "k = 2\\pi/\\lambda n, where n is the index"):
@@ -158,7 +158,7 @@ def test_without_an_independent_adjudicator_flags_are_undecided_and_the_fp_rate_
     """Issue 15: no panel gave "false-positive rate 0.000" over 18 ambiguous flags."""
     import math
 
-    from scoring.paper_metrics import paper_audit_metrics
+    from scoring.papers.metrics import paper_audit_metrics
 
     items = table_from_rows([clean_item().to_row()], ITEM_SCHEMA)
     config = PaperAdjudicationConfig(panel=[])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adjudication.quote_match import quote_matches
+from adjudication.papers.quote_match import quote_matches
 from tests.adjudication.paper_copies import injected_copy
 
 
@@ -37,7 +37,7 @@ def test_paraphrased_quote_of_the_injected_text_matches_only_when_closer_to_inje
 
 def test_a_quote_must_cover_the_changed_characters_not_just_the_placement_window():
     """Issue 15: a flag quoting "has more" counted as detecting "than -> then"."""
-    from corpora.paper_audit_corpus import changed_span
+    from corpora.papers.audit_corpus import changed_span
 
     clean = "Our network has more than ten layers and fits the data well."
     original, injected = "has more than", "has more then"

@@ -17,7 +17,7 @@ from clients.llm_gateway import LLMGateway, LLMServices  # noqa: E402
 from clients.llm_llamacpp import LlamaCppBackend, smollm2_path  # noqa: E402
 from cluster.model_actors import ModelSpec, start_model_actor  # noqa: E402
 from tests.helpers.ports import free_port, wait_for_port  # noqa: E402
-from verifiers.llm_zero_shot import LLMZeroShotVerifier  # noqa: E402
+from verifiers.citations.llm_zero_shot import LLMZeroShotVerifier  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402
 
 MSG = [{"role": "user", "content": 'Reply with JSON only: {"label": "VALID", "confidence": 0.5}'}]

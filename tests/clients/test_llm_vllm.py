@@ -17,7 +17,7 @@ from tests.helpers.paths import REPO_ROOT
 
 
 def test_gateway_and_backends_import_without_vllm():
-    code = ("import sys, clients.llm_gateway, clients.llm_vllm, cluster.model_actors, verifiers.llm_zero_shot; "
+    code = ("import sys, clients.llm_gateway, clients.llm_vllm, cluster.model_actors, verifiers.citations.llm_zero_shot; "
             "print('vllm' in sys.modules, 'llama_cpp' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -18,7 +18,7 @@ from clients.llm_request import LLMRequest
 from clients.run_services import RunServices
 from cluster.model_actors import ModelSpec, spec_fingerprint, start_model_actor, stop_model_actor
 from cluster.run_services import LLMConfig, build_services, release_services, run_key
-from corpora.paper_llm_proposer import LLMProposer
+from corpora.papers.llm_proposer import LLMProposer
 from storage.records import Item
 from tests.helpers.bib_server import start_bib_server
 from tests.helpers.replay_server import replay_server, server_stats

@@ -1,11 +1,11 @@
-"""The one citation normalization (corpora/citation_normalization.py, used by corpora and verifiers)
+"""The one citation normalization (corpora/citations/normalization.py, used by corpora and verifiers)
 and its field similarities (reference 003, eqs. 2-3)."""
 
 from __future__ import annotations
 
 import pytest
 
-from corpora.citation_normalization import (
+from corpora.citations.normalization import (
     CitationFields,
     author_similarity,
     canonical_arxiv_id,

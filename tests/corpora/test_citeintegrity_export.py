@@ -7,9 +7,7 @@ import dataclasses
 
 import pytest
 
-from corpora.citation_normalization import CitationFields, normalize_text, venue_similarity
-from corpora.citation_normalization import venue_initials as matcher_initials
-from corpora.citeintegrity_suite import (
+from corpora.citations.citeintegrity_suite import (
     PAPER_YEAR_WINDOW,
     SourceRecord,
     StructuredCitation,
@@ -23,6 +21,8 @@ from corpora.citeintegrity_suite import (
     variants,
     venue_initials,
 )
+from corpora.citations.normalization import CitationFields, normalize_text, venue_similarity
+from corpora.citations.normalization import venue_initials as matcher_initials
 
 
 def _rec(rid: str, title: str, authors: tuple[str, ...], year: int = 2021, venue: str = "Journal of Tests",
@@ -88,7 +88,7 @@ def test_every_acceptable_export_agrees_with_its_source_and_audit_passes():
 def test_export_audit_catches_a_lossy_author_export(monkeypatch):
     """Defect 5: the audit reads the exported fields, so the old unbraced " and " join, which drops
     "Van" from "Van Gool", fails it."""
-    import corpora.citeintegrity_suite as suite_module
+    import corpora.citations.citeintegrity_suite as suite_module
 
     suite = build_suite(RECORDS, SuiteConfig(near_title_cutoff=None))
     monkeypatch.setattr(suite_module, "bibtex_author_field",

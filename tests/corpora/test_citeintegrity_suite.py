@@ -7,8 +7,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from corpora.citation_normalization import normalize_text, title_similarity
-from corpora.citeintegrity_suite import (
+from corpora.citations.citeintegrity_suite import (
     ACCEPTABLE_VARIANTS,
     INCONSISTENT_VARIANTS,
     SAMPLE_SUITE_PATH,
@@ -25,7 +24,8 @@ from corpora.citeintegrity_suite import (
     variants,
     venue_initials,
 )
-from corpora.real_reference import Reference, load_references
+from corpora.citations.normalization import normalize_text, title_similarity
+from corpora.citations.real_reference import Reference, load_references
 
 REFS = load_references()
 

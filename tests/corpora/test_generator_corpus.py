@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from corpora.citation_audit import audit_corpus
-from corpora.citation_fields import reference_fields
-from corpora.citation_formatting import same_venue
-from corpora.citation_generator import CorpusConfig, GeneratedEntry, corpus_jsonl, generate_corpus
-from corpora.real_reference import load_references, references_from_hallmark
-from corpora.taxonomy import SUBTEST_KEYS, hallmark_taxonomy
+from corpora.citations.audit import audit_corpus
+from corpora.citations.fields import reference_fields
+from corpora.citations.formatting import same_venue
+from corpora.citations.generator import CorpusConfig, GeneratedEntry, corpus_jsonl, generate_corpus
+from corpora.citations.real_reference import load_references, references_from_hallmark
+from corpora.citations.taxonomy import SUBTEST_KEYS, hallmark_taxonomy
 
 REFS = load_references()
 TAX = hallmark_taxonomy()

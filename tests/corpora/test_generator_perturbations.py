@@ -6,24 +6,24 @@ import random
 
 import pytest
 
-from corpora.citation_fields import (
+from corpora.citations.fields import (
     author_family,
     citation_identity,
     reference_fields,
     split_authors,
     venue_of,
 )
-from corpora.citation_formatting import FORMATTING_CHANGES, VENUE_ABBREVIATIONS, reformat, same_citation
-from corpora.citation_normalization import normalize_text, title_similarity
-from corpora.citation_perturbation import PERTURBATIONS, PerturbationContext, near_miss_edits
-from corpora.citation_vocabulary import (
+from corpora.citations.formatting import FORMATTING_CHANGES, VENUE_ABBREVIATIONS, reformat, same_citation
+from corpora.citations.normalization import normalize_text, title_similarity
+from corpora.citations.perturbation import PERTURBATIONS, PerturbationContext, near_miss_edits
+from corpora.citations.real_reference import load_references
+from corpora.citations.taxonomy import hallmark_taxonomy
+from corpora.citations.vocabulary import (
     INVENTED_CONFERENCES,
     INVENTED_JOURNALS,
     NONEXISTENT_DOI_PREFIXES,
     PLACEHOLDER_AUTHORS,
 )
-from corpora.real_reference import load_references
-from corpora.taxonomy import hallmark_taxonomy
 
 REFS = load_references()
 BY_ID = {r.ref_id: r for r in REFS}

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from corpora.taxonomy import SUBTEST_KEYS, TAXONOMY_PATH, hallmark_taxonomy, load_taxonomy
+from corpora.citations.taxonomy import SUBTEST_KEYS, TAXONOMY_PATH, hallmark_taxonomy, load_taxonomy
 
 PAPER_TIERS = {
     "fabricated_doi": 1, "nonexistent_venue": 1, "placeholder_authors": 1, "future_date": 1,

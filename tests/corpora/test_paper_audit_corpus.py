@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from corpora.paper_audit_corpus import build_paper_audit_corpus
-from corpora.paper_llm_proposer import LLMProposer
+from corpora.papers.audit_corpus import build_paper_audit_corpus
+from corpora.papers.llm_proposer import LLMProposer
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
@@ -107,11 +107,11 @@ def test_llm_proposer_is_retried_with_feedback_and_falls_back_to_rules():
 
 
 def _has_general_s2_llm(seed):
-    from corpora.paper_schedule import paper_rng
-    from corpora.paper_subtypes import paper_subtypes
+    from corpora.papers.schedule import paper_rng
+    from corpora.papers.subtypes import paper_subtypes
 
     rng = paper_rng(seed, "example-paper", "copy-1", "general")
-    from corpora.paper_schedule import severity_schedule
+    from corpora.papers.schedule import severity_schedule
 
     sev = severity_schedule("example-paper", seed)[1]["general"]
     if sev != "S2":

@@ -6,7 +6,7 @@ import sys
 
 import pyarrow.parquet as pq
 
-from corpora.paper_validator import compiles, tex_engine
+from corpora.papers.validator import compiles, tex_engine
 from tests.helpers.paths import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from checkers.equivalence import same_at_sample_points
-from corpora.paper_audit_corpus import build_paper_audit_corpus, injector_code_version, proposer_config
-from corpora.paper_injectors_core import Proposal
-from corpora.paper_validator import meaning_check, validate
+from corpora.papers.audit_corpus import build_paper_audit_corpus, injector_code_version, proposer_config
+from corpora.papers.injectors_core import Proposal
+from corpora.papers.validator import meaning_check, validate
 from tests.helpers.paths import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
@@ -90,6 +90,6 @@ def test_a_proposer_failure_skips_the_cell_not_the_corpus():
     ("A twofold rise from 2 to 4.", True), ("A 3-fold rise from 2 to 6.", True), ("Sometimes 3 and 4.", False),
 ])
 def test_ratio_statements_are_found_by_whole_words(sentence, is_ratio):
-    from corpora.paper_injectors_numerics import _RATIO_RE
+    from corpora.papers.injectors_numerics import _RATIO_RE
 
     assert bool(_RATIO_RE.search(sentence)) is is_ratio

@@ -4,9 +4,9 @@ from collections import Counter
 
 import pytest
 
-from corpora.latex_paper import REF_RE, load_latex_paper
-from corpora.paper_injectors import RULES
-from corpora.paper_validator import validate
+from corpora.papers.injectors import RULES
+from corpora.papers.latex_paper import REF_RE, load_latex_paper
+from corpora.papers.validator import validate
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA, require_shared_data
 
 EXAMPLE = load_latex_paper(REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper")

@@ -4,8 +4,8 @@ import json
 
 from clients.llm_gateway import LLMGateway, LLMServices
 from clients.retry import RetryPolicy
-from corpora.paper_audit_corpus import build_paper_audit_corpus
-from corpora.paper_llm_proposer import LLMProposer, ProposalParseError, parse_proposal
+from corpora.papers.audit_corpus import build_paper_audit_corpus
+from corpora.papers.llm_proposer import LLMProposer, ProposalParseError, parse_proposal
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.replay_server import replay_server, server_stats
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora.latex_paper import load_latex_paper
+from corpora.papers.latex_paper import load_latex_paper
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 
 PAPERS = SHARED_DATA / "papers"

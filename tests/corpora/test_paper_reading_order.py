@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication.detection import DetectionMatcher
-from corpora.latex_paper import load_latex_paper, reading_order_text, unprinted_at
+from adjudication.papers.detection import DetectionMatcher
+from corpora.papers.latex_paper import load_latex_paper, reading_order_text, unprinted_at
 from tests.helpers.paths import SHARED_DATA
 
 FILES = {

@@ -2,9 +2,9 @@
 
 from collections import Counter
 
-from corpora.paper_injectors import RULES
-from corpora.paper_schedule import severity_schedule
-from corpora.paper_subtypes import ERROR_TYPES, SEVERITIES, paper_subtypes
+from corpora.papers.injectors import RULES
+from corpora.papers.schedule import severity_schedule
+from corpora.papers.subtypes import ERROR_TYPES, SEVERITIES, paper_subtypes
 
 
 def test_each_combination_exactly_once_per_paper():

@@ -1,7 +1,7 @@
 """The mechanical validator's rules, one by one."""
 
-from corpora.paper_injectors import Proposal
-from corpora.paper_validator import cite_keys, tex_engine, validate
+from corpora.papers.injectors import Proposal
+from corpora.papers.validator import cite_keys, tex_engine, validate
 
 FILES = {
     "main.tex": "Intro \\input{body}\n",

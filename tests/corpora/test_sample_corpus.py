@@ -9,11 +9,11 @@ import subprocess
 import sys
 from collections import Counter
 
-from corpora.citation_audit import audit_corpus
-from corpora.citation_generator import SAMPLE_CORPUS_PATH, CorpusConfig, corpus_jsonl, generate_corpus
-from corpora.hallmark import load_hallmark_jsonl
-from corpora.real_reference import REAL_REFERENCES_PATH, load_references
-from corpora.taxonomy import hallmark_taxonomy
+from corpora.citations.audit import audit_corpus
+from corpora.citations.generator import SAMPLE_CORPUS_PATH, CorpusConfig, corpus_jsonl, generate_corpus
+from corpora.citations.hallmark import load_hallmark_jsonl
+from corpora.citations.real_reference import REAL_REFERENCES_PATH, load_references
+from corpora.citations.taxonomy import hallmark_taxonomy
 from tests.helpers.paths import REPO_ROOT
 
 JOB = REPO_ROOT / "jobs" / "generate_corpus.py"

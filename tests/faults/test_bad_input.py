@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from corpora import load_corpus
-from corpora.bibtex import load_bibtex
-from corpora.hallmark import MAX_LINE_BYTES, load_hallmark_jsonl
+from corpora.citations.bibtex import load_bibtex
+from corpora.citations.hallmark import MAX_LINE_BYTES, load_hallmark_jsonl
 from corpora.loaded_corpus import LoadedCorpus, unique_item_ids
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from corpora.latex_paper import find_main_file, load_latex_paper
-from corpora.paper_audit_corpus import build_paper_audit_corpus
+from corpora.papers.audit_corpus import build_paper_audit_corpus
+from corpora.papers.latex_paper import find_main_file, load_latex_paper
 
 SECRET = "SECRET-OUTSIDE-THE-PAPER"
 DOC = (

@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from audits.summary import count_outage_answers
 from clients.errors import (
     AuthError,
     BadRequestError,
@@ -32,7 +33,6 @@ from clients.errors import (
 )
 from cluster.outage_retry import plan_outage_retries
 from cluster.run_config import DEFAULT_CORPUS
-from scoring.run_summary import count_outage_answers
 from storage.outages import count_rows_per_item, outage_item_ids, outage_sources
 from storage.records import Output
 from storage.schemas import ITEM_SCHEMA, OUTPUT_SCHEMA, table_from_rows

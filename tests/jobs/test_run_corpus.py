@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cluster.run_config import DEFAULT_CORPUS
-from corpora.hallmark import load_hallmark_jsonl
+from corpora.citations.hallmark import load_hallmark_jsonl
 from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.run_job import run_job

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scoring import score_citation_outputs
-from scoring.citation_metrics import BATCH_METRICS
+from scoring.citations.metrics import BATCH_METRICS
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 TYPES = ("fabricated_doi", "future_date", "wrong_venue", "chimeric_title")
@@ -71,8 +71,8 @@ def test_bootstrap_ece_ignores_draw_order_within_ties():
     """A resample is a multiset: its ECE is the point ECE of those entries in truth order, whatever
     order the strata were drawn in (equal-mass bins cut through ties)."""
     from scoring.bootstrap import resample_chunks, strata_of
-    from scoring.citation_metrics import ece_batch, point_metrics
-    from scoring.entry_table import EntryTable
+    from scoring.citations.entry_table import EntryTable
+    from scoring.citations.metrics import ece_batch, point_metrics
 
     truth, outputs = _system()
     entries = EntryTable.from_tables(truth, outputs)

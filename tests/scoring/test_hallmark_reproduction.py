@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from scoring.bootstrap import resample_chunks, strata_of
-from scoring.citation_metrics import metric_batch, point_metrics
-from scoring.entry_table import EntryTable
-from scoring.hallmark_jsonl import read_entries, read_predictions
+from scoring.citations.entry_table import EntryTable
+from scoring.citations.hallmark_jsonl import read_entries, read_predictions
+from scoring.citations.metrics import metric_batch, point_metrics
 from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
 
 pytestmark = pytest.mark.requires_shared_data  # every test reads the released HALLMARK files
@@ -154,7 +154,7 @@ def test_every_released_key_is_written_by_default(tmp_path):
     with equal values; mean_api_calls is null, not 0.0, when no line says how many calls it made."""
     if not HALLMARK_DATA.exists():
         pytest.skip(f"{HALLMARK_DATA} absent (../shared/data is not checked out)")
-    from scoring.result_file import score_prediction_file
+    from scoring.citations.result_file import score_prediction_file
 
     _, got = score_prediction_file(HALLMARK_DATA / "dev_public.jsonl",
                                    HALLMARK_DATA / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl",
@@ -176,12 +176,12 @@ def test_every_released_key_is_written_by_default(tmp_path):
 
 
 def test_run_scores_hold_both_eval_modes_and_hallmark_keys():
-    """A run's scores.json (scoring.run_summary) carries HALLMARK's keys and, with eval_mode
+    """A run's scores.json (audits.summary) carries HALLMARK's keys and, with eval_mode
     "both", a block per mode."""
     if not HALLMARK_DATA.exists():
         pytest.skip(f"{HALLMARK_DATA} absent (../shared/data is not checked out)")
-    from scoring.citation_score import score_citation_outputs
-    from scoring.hallmark_result import HALLMARK_KEYS, run_scores
+    from scoring.citations.hallmark_result import HALLMARK_KEYS, run_scores
+    from scoring.citations.score import score_citation_outputs
 
     truth = read_entries(HALLMARK_DATA / "dev_public.jsonl")
     outputs = read_predictions(HALLMARK_DATA / "per_entry_predictions" / "llm_openrouter_gemini_pro_dev_public.jsonl",

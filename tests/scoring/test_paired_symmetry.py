@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from scoring.entry_table import EntryTable
+from scoring.citations.entry_table import EntryTable
+from scoring.citations.result_file import score_prediction_file
 from scoring.multiple_testing import holm
 from scoring.paired_test import paired_bootstrap
-from scoring.result_file import score_prediction_file
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 

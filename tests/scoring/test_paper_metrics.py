@@ -20,7 +20,7 @@ import math
 import pyarrow as pa
 import pytest
 
-from scoring.paper_metrics import paper_audit_metrics
+from scoring.papers.metrics import paper_audit_metrics
 from storage.schemas import METRIC_SCHEMA, VERDICT_SCHEMA, table_from_rows
 
 JUDGES = (("claude-judge", "anthropic"), ("gpt-judge", "openai"), ("gemini-judge", "google"))
@@ -258,8 +258,8 @@ def test_empty_table_gives_an_empty_metric_table():
 
 def test_grouped_reviewers_detect_when_any_member_does():
     # claude D M D M and gpt D D M D -> the group detects all four; a third reviewer stays apart
-    from scoring.paper_agreement import grouped_reviewers
-    from scoring.paper_verdicts import read_paper_verdicts
+    from scoring.papers.agreement import grouped_reviewers
+    from scoring.papers.verdicts import read_paper_verdicts
 
     extra = injection_row("other", "P1", 1, "i1", "numerics", "S1", "missed", "NNN")
     rows = small_verdicts().to_pylist() + [extra]

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from scoring.paper_metrics import paper_audit_metrics
-from scoring.paper_report import write_paper_report
-from scoring.paper_verdicts import ERROR_TYPES, SEVERITIES
+from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.report import write_paper_report
+from scoring.papers.verdicts import ERROR_TYPES, SEVERITIES
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 from tests.scoring.test_paper_metrics import FAMILIES, JUDGES, flag_row, injection_row, small_verdicts
 

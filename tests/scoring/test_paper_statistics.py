@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from scoring.multiple_testing import benjamini_hochberg
-from scoring.paper_agreement import cohen_kappa, dispersion_ratio, kappa_of_table, pearson_r, phi_of_table
-from scoring.paper_bootstrap import (
+from scoring.papers.agreement import cohen_kappa, dispersion_ratio, kappa_of_table, pearson_r, phi_of_table
+from scoring.papers.bootstrap import (
     paired_difference,
     ratio_estimate,
     ratio_samples,
     sign_reversal,
     weights,
 )
-from scoring.paper_rows import metric_row, stratum
-from scoring.paper_trend import page_l, page_test
+from scoring.papers.rows import metric_row, stratum
+from scoring.papers.trend import page_l, page_test
 
 
 def test_page_l_with_mid_ranks_on_a_3x3_table():

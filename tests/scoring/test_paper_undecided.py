@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from scoring.paper_metrics import paper_audit_metrics
-from scoring.paper_report import _sections
+from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.report import _sections
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 
 

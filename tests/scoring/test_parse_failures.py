@@ -8,7 +8,7 @@ import math
 import pytest
 
 from scoring import score_citation_outputs
-from scoring.report import leaderboard_rows, write_run_report
+from scoring.citations.report import leaderboard_rows, write_run_report
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 

@@ -8,15 +8,15 @@ import math
 import pytest
 
 from scoring import recompute_run, stored_scores
-from scoring.report import write_run_report
-from scoring.stored_run import report_context
+from scoring.citations.report import write_run_report
+from scoring.citations.stored_run import report_context
 from storage.store import Store
 from tests.helpers.run_job import run_job
 
 SNAPSHOT = "2026-11-29"
-#: Keys the run summary adds to scores.json about the run, not the scores (scoring/run_summary.py).
+#: Keys the run summary adds to scores.json about the run, not the scores (audits/summary.py).
 RUN_STATUS_KEYS = {"published", "status"}
-#: HALLMARK result keys a run's scores.json adds from its outputs (scoring.hallmark_result.run_scores)
+#: HALLMARK result keys a run's scores.json adds from its outputs (scoring.citations.hallmark_result.run_scores)
 HALLMARK_OUTPUT_KEYS = {"split_name", "union_recall_at_k", "temporal_robustness", "cost_efficiency", "mean_api_calls",
                         "type_accuracy", "type_confusion", "cascade_breakdown_stats", "eval_modes"}
 

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 import pytest
 
 from scoring import score_citation_outputs
-from scoring.citation_score import NO_LABELS
-from scoring.report import GLOSSARY, leaderboard_rows, write_run_report
+from scoring.citations.report import GLOSSARY, leaderboard_rows, write_run_report
+from scoring.citations.score import NO_LABELS
 from scoring.report_context import ReportContext, SystemStatus
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
@@ -120,7 +120,7 @@ def test_coverage_sits_next_to_dr(tmp_path):
 
 
 def test_run_summary_leaderboard_prints_coverage():
-    from scoring.run_summary import RunSummary
+    from audits.summary import RunSummary
     from storage.run_publication import SystemSummary
 
     score = _mostly_uncertain()

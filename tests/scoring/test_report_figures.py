@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from scoring import score_citation_outputs
-from scoring.report import write_run_report
+from scoring.citations.report import write_run_report
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 

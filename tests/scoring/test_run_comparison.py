@@ -1,10 +1,10 @@
-"""scoring.run_comparison on paper audits: per injection, detected before and not after (and back)."""
+"""scoring.citations.run_comparison on paper audits: per injection, detected before and not after (and back)."""
 
 from __future__ import annotations
 
 import json
 
-from scoring.run_comparison import Side, compare_runs, mcnemar_exact
+from scoring.citations.run_comparison import Side, compare_runs, mcnemar_exact
 from storage.run_record import RunRecord
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, VERDICT_SCHEMA, table_from_rows
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from scoring.report import write_run_report
-from scoring.result_file import score_prediction_file
+from scoring.citations.report import write_run_report
+from scoring.citations.result_file import score_prediction_file
 from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
 
 pytestmark = pytest.mark.requires_shared_data  # every test scores dev_public

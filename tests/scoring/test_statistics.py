@@ -10,17 +10,17 @@ import pyarrow as pa
 import pytest
 
 from scoring import score_citation_outputs
-from scoring.detect_at_k import detect_at_k
+from scoring.citations.detect_at_k import detect_at_k
+from scoring.citations.entry_table import EntryTable
+from scoring.citations.hallmark_jsonl import read_entries, read_predictions
+from scoring.citations.risk_coverage import risk_coverage
+from scoring.citations.taxonomy_fold import fold_ablation, fold_entries
 from scoring.detectable_effect import minimum_detectable_effect
-from scoring.entry_table import EntryTable
-from scoring.hallmark_jsonl import read_entries, read_predictions
 from scoring.multiple_testing import benjamini_hochberg, holm
 from scoring.paired_test import cohens_h, paired_bootstrap
 from scoring.plackett_luce import plackett_luce_ranking
 from scoring.prevalence import ppv_at_prevalence
 from scoring.proportion_interval import clopper_pearson_interval, wilson_interval
-from scoring.risk_coverage import risk_coverage
-from scoring.taxonomy_fold import fold_ablation, fold_entries
 from storage.schemas import METRIC_SCHEMA, OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 from tests.helpers.paths import HALLMARK_DATA
 

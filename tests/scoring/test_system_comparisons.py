@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from scoring import score_citation_outputs
+from scoring.citations.report import write_run_report
+from scoring.citations.system_comparisons import correctness_matrix, pairwise_rows, ranking_rows
 from scoring.multiple_testing import benjamini_hochberg, holm
 from scoring.plackett_luce import plackett_luce_with_ci
-from scoring.report import write_run_report
-from scoring.system_comparisons import correctness_matrix, pairwise_rows, ranking_rows
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 N = 60  # 30 hallucinated, 30 valid

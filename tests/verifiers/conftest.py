@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import SHARED_DATA, require_shared_data
-from verifiers.index_build import IndexSource, build_index
+from verifiers.citations.index_build import IndexSource, build_index
 
 BIBSOURCES = SHARED_DATA / "bibsources"
 ACL_XML = BIBSOURCES / "acl_anthology" / "python" / "tests" / "toy_anthology" / "xml"

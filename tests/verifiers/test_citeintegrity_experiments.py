@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpora.citation_normalization import normalize_text
-from corpora.citeintegrity_suite import SuiteConfig, build_suite, records_from_rows
+from corpora.citations.citeintegrity_suite import SuiteConfig, build_suite, records_from_rows
+from corpora.citations.normalization import normalize_text
 from jobs.citeintegrity_audit import main as audit_main
-from verifiers.citeintegrity_experiments import (
+from verifiers.citations.citeintegrity_experiments import (
     STRONG_RULES,
     SuiteIndex,
     core,
@@ -24,7 +24,7 @@ from verifiers.citeintegrity_experiments import (
     sufficient_condition,
     weight_vectors,
 )
-from verifiers.index_readers import crossref_row
+from verifiers.citations.index_readers import crossref_row
 
 WORDS = {
     "ai": ["learning", "neural", "transformer", "reinforcement", "language", "vision", "graph", "attention",
@@ -163,7 +163,7 @@ def test_audit_job_refuses_an_empty_record_set(tmp_path: Path, capsys: pytest.Ca
 def test_a_row_scores_the_same_alone_and_in_a_batch():
     """Thresholds come from batch scores, stress queries are scored alone; a title tied with the
     threshold title (similarities are rationals like 12/13) must land on the same side."""
-    from verifiers.citeintegrity_experiments import score_rows
+    from verifiers.citations.citeintegrity_experiments import score_rows
 
     rng = np.random.default_rng(3)
     rows = np.vstack([rng.random((300, 4)), [[12 / 13, 1, 1, 1]]])

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from clients.bib_record import Author, BibRecord
-from corpora.citation_normalization import CitationFields
-from corpora.citeintegrity_suite import (
+from corpora.citations.citeintegrity_suite import (
     SAMPLE_SUITE_PATH,
     hallmark_entries,
     load_suite_instances,
     suite_from_instances,
 )
+from corpora.citations.normalization import CitationFields
 from storage.records import Item
-from verifiers.citeintegrity_rules import (
+from verifiers.citations.citeintegrity_rules import (
     RULES,
     Calibration,
     calibrate,
@@ -30,10 +30,10 @@ from verifiers.citeintegrity_rules import (
     rule_score,
     select_threshold,
 )
-from verifiers.index_build import write_index
-from verifiers.offline_index import OfflineIndex
+from verifiers.citations.index_build import write_index
+from verifiers.citations.offline_index import OfflineIndex
+from verifiers.citations.source_set import CountedSource
 from verifiers.registry import SystemSpec, build_system
-from verifiers.source_set import CountedSource
 from verifiers.system import RunContext
 
 CTX = RunContext(run_id="test", snapshot="2026-05-05")

@@ -8,7 +8,7 @@ from pathlib import Path
 from clients.errors import RateLimitedError, TransientError
 from storage.records import Item
 from tests.verifiers.sources import FailingSource, NamedIndex
-from verifiers.offline_index import open_index
+from verifiers.citations.offline_index import open_index
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

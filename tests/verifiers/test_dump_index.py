@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from corpora.citation_normalization import is_venue_abbreviation, venues_agree
-from verifiers.index_readers import sniff_format
-from verifiers.offline_index import open_index
+from corpora.citations.normalization import is_venue_abbreviation, venues_agree
+from verifiers.citations.index_readers import sniff_format
+from verifiers.citations.offline_index import open_index
 
 
 @pytest.mark.parametrize(
@@ -76,8 +76,8 @@ def test_unknown_dump_format_is_a_clear_error(tmp_path):
 
 def test_a_run_can_say_which_index_answered_it(tmp_path):
     from verifiers import SystemSpec
-    from verifiers.index_build import IndexSource, build_index
-    from verifiers.offline_index import index_provenance
+    from verifiers.citations.index_build import IndexSource, build_index
+    from verifiers.citations.offline_index import index_provenance
 
     dump = tmp_path / "refs.jsonl"
     dump.write_text(json.dumps(_reference("a", "Folding of small proteins", ["Ada Lovelace"], "J. Mol. Biol.")) + "\n",

@@ -11,7 +11,7 @@ from clients.errors import SourceOutageError
 from clients.llm_gateway import LLMServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
-from verifiers.llm_agentic import aggregate
+from verifiers.citations.llm_agentic import aggregate
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

@@ -9,13 +9,13 @@ import pytest
 
 from clients.llm_budget import BudgetClient
 from clients.llm_gateway import LLMServices
-from corpora.hallmark import load_hallmark_jsonl
+from corpora.citations.hallmark import load_hallmark_jsonl
 from jobs.llm_replay_server import build_hallmark_recording
 from storage.records import Item
 from storage.schemas import OUTPUT_SCHEMA, table_from_rows
 from tests.helpers.paths import HALLMARK_DATA
 from tests.helpers.replay_server import replay_server, server_stats
-from verifiers.llm_zero_shot import CUTOFF_ADDENDUM, build_messages
+from verifiers.citations.llm_zero_shot import CUTOFF_ADDENDUM, build_messages
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

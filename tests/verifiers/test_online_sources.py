@@ -10,10 +10,10 @@ import asyncio
 import pyarrow as pa
 import pytest
 
+from audits.summary import count_outage_answers
 from clients.http import HttpOptions
 from clients.outage_guard import OutageGuard
 from clients.retry import RetryPolicy
-from scoring.run_summary import count_outage_answers
 from storage.records import Item, Output
 from tests.helpers.bib_server import BibServer, Fault, start_bib_server
 from verifiers.registry import SystemSpec, build_system

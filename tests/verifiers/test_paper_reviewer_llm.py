@@ -8,8 +8,8 @@ import json
 from clients.llm_gateway import LLMServices
 from tests.adjudication.paper_copies import clean_item, injected_item
 from tests.helpers.replay_server import replay_server, server_stats
-from verifiers.paper_reviewer_llm import FREE_FORM, flags_from_text
 from verifiers.registry import SystemSpec, build_system
+from verifiers.reviewers.llm import FREE_FORM, flags_from_text
 from verifiers.system import RunContext
 
 STRUCTURED_ANSWER = """## Report

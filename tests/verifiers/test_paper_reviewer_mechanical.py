@@ -10,8 +10,8 @@ import pytest
 from storage.records import Item
 from tests.adjudication.paper_copies import CLEAN_TEX, clean_item, injected_copy, injected_item
 from tests.helpers.paths import SHARED_DATA
-from verifiers.paper_statements import extract_statements
 from verifiers.registry import SystemSpec, build_system
+from verifiers.reviewers.statements import extract_statements
 from verifiers.system import RunContext
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verifiers.paper_statements import extract_statements
+from verifiers.reviewers.statements import extract_statements
 
 TEX = r"""We expand the wave number.
 \begin{equation}

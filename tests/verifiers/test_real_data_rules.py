@@ -15,16 +15,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from clients.identifiers import split_name
-from corpora.citation_fields import author_family
-from corpora.citation_normalization import family_names
-from corpora.real_reference import family_name as reference_family_name
+from corpora.citations.fields import author_family
+from corpora.citations.normalization import family_names
+from corpora.citations.real_reference import family_name as reference_family_name
 from storage.bib_identifiers import canonical_doi, name_parts
 from storage.records import Item
-from verifiers.citation_entry import CitationEntry
-from verifiers.field_match import FieldMatchVerifier
-from verifiers.index_build import IndexSource, build_index
-from verifiers.index_readers import read_bibtex, read_dblp_xml
-from verifiers.prescreen import check_authors
+from verifiers.citations.entry import CitationEntry
+from verifiers.citations.field_match import FieldMatchVerifier
+from verifiers.citations.index_build import IndexSource, build_index
+from verifiers.citations.index_readers import read_bibtex, read_dblp_xml
+from verifiers.citations.prescreen import check_authors
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
@@ -148,7 +148,7 @@ def test_word_swap_is_seen_when_the_word_recurs() -> None:
 
 def test_partial_author_list_below_half_missing() -> None:
     from clients.bib_record import Author, BibRecord
-    from corpora.citation_normalization import CitationFields
+    from corpora.citations.normalization import CitationFields
 
     verifier = FieldMatchVerifier([])
     record = BibRecord(source="x", title="T", authors=tuple(Author(f) for f in ("Ada", "Bell", "Cole", "Dunn")))

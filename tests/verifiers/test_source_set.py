@@ -1,4 +1,4 @@
-"""verifiers/source_set.py: lookups classified from the real clients/errors.py tree, and the one
+"""verifiers/citations/source_set.py: lookups classified from the real clients/errors.py tree, and the one
 outage helper (`no_evidence`) every rule-based citation verifier uses."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from clients.errors import NotFoundError, RateLimitedError, SourceOutageError
 from tests.verifiers.sources import FailingSource
-from verifiers.source_set import CountedSource, Lookup, no_evidence, outage_sources
+from verifiers.citations.source_set import CountedSource, Lookup, no_evidence, outage_sources
 
 
 def ask(error: Exception) -> Lookup:

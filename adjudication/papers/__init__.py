@@ -1,0 +1,1 @@
+"""Paper-audit adjudication: detection matching, false-positive panels, built-in controls."""

@@ -1,0 +1,41 @@
+"""audits room: one `Audit` per product line (citations, paper_audit, ...), chosen by a run
+config's `audit = "..."`. Each runs the same five steps: build corpus -> run systems ->
+adjudicate -> score -> publish (see audits/base.py). May import every room below jobs/;
+only jobs/, bench/ and tests/ import it.
+
+Adding an audit kind is one module here plus one line in `AUDITS`: the registry holds
+"module:Class" paths, imported on first use, so `jobs/run_corpus.py --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from audits.base import Audit
+
+AUDITS: dict[str, str] = {
+    "citations": "audits.citations:CitationAudit",
+    "paper_audit": "audits.papers:PaperAudit",
+}
+
+
+class UnknownAudit(KeyError):
+    """A config's `audit` names no registered kind."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def get_audit(name: str) -> Audit:
+    """The audit registered as `name`, ready to run (raises UnknownAudit naming the known kinds)."""
+    try:
+        path = AUDITS[name]
+    except KeyError:
+        raise UnknownAudit(f"config field 'audit': unknown audit kind '{name}'; known: {', '.join(AUDITS)}") from None
+    module, _, cls = path.partition(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+__all__ = ["AUDITS", "UnknownAudit", "get_audit"]

@@ -1,0 +1,184 @@
+"""The paper audit (reference 002): AI reviewers over LaTeX papers with injected errors. The
+corpus is built by injection on Ray (1 clean + 3 injected copies per paper); reviews are
+adjudicated (quote matching, judge panels, mechanical checkers) into verdicts, beside the
+built-in controls (issue 15); scoring is the paper-level statistics of scoring/papers/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from audits.base import AuditContext, ShardedAudit, Verdicts
+from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary
+from storage.run_publication import (
+    Submission,
+    close_system_run,
+    finish_system_runs,
+    publish_report,
+    track_system_runs,
+)
+from storage.store import Store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from clients.run_services import RunServices
+    from cluster.run_config import RunConfig
+    from corpora.loaded_corpus import LoadedCorpus
+
+
+@dataclass
+class ScoredPaperRun:
+    run: Any  # cluster.run_plan.PlannedRun
+    outputs: pa.Table
+    metrics: pa.Table
+    """This reviewer's METRIC_SCHEMA rows, with its own run id."""
+    scores: dict[str, Any]
+
+
+@dataclass
+class PaperScores:
+    combined: pa.Table | None
+    """Every reviewer's verdicts and the controls', as one table (None without runs)."""
+    metrics: pa.Table
+    """Every statistic over all reviewers (METRIC_SCHEMA)."""
+    runs: list[ScoredPaperRun]
+
+
+class PaperAudit(ShardedAudit):
+    name: ClassVar[str] = "paper_audit"
+    corpus_needs_cluster: ClassVar[bool] = True
+
+    def build_corpus(self, config: RunConfig, services: RunServices | None) -> LoadedCorpus:
+        return build_paper_corpus(config, services)
+
+    def adjudicate(self, ctx: AuditContext) -> Verdicts:
+        return adjudicate_paper_runs(ctx.config, ctx.plan, ctx.corpus, ctx.cache_dir, ctx.services)
+
+    def score(self, ctx: AuditContext, verdicts: Verdicts) -> PaperScores:
+        return score_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, bootstrap=ctx.config.bootstrap)
+
+    def publish(self, ctx: AuditContext, verdicts: Verdicts, scores: PaperScores, elapsed_s: float) -> RunSummary:
+        return publish_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, scores, failed=ctx.failed,
+                                  tracking_uri=ctx.tracking_uri, experiment=ctx.config.experiment,
+                                  work_dir=ctx.work_dir, elapsed_s=elapsed_s, submission=ctx.submission)  # fmt: skip
+
+
+def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> LoadedCorpus:
+    """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
+    from checkers.equivalence import same_at_sample_points
+    from cluster.run_services import resolve_cache_dir
+    from corpora.papers.audit_corpus import build_paper_audit_corpus
+    from corpora.papers.llm_proposer import LLMProposer
+
+    if not config.papers.paths:
+        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
+    proposer = None
+    if config.papers.proposer_model:
+        from clients.llm_gateway import LLMGateway
+
+        gateway = LLMGateway(config.papers.proposer_model, run_services.llm, api_base=config.papers.proposer_api_base,
+                             cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
+        proposer = LLMProposer(gateway)
+    print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
+    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                    check_compile=config.papers.check_compile,
+                                    same_maths=same_at_sample_points)  # fmt: skip
+
+
+def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_dir: str, run_services) -> Verdicts:
+    """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
+    from adjudication.papers.adjudicate import (
+        PaperAdjudicationConfig,
+        adjudicate_paper_controls,
+        adjudicate_paper_run,
+    )
+
+    adj = config.adjudication
+    settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
+                                       low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
+                                       checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
+    verdicts = {}
+    for run in plan.runs:
+        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
+        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
+                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    if plan.runs:  # issue 15: null, random-quote and shuffled-review controls, adjudicated alike
+        print("[adjudication] controls: null, random-quote and shuffled reviews", flush=True)
+        outputs = pa.concat_tables([plan.store.read_outputs(r.run_id) for r in plan.runs], promote_options="default")
+        verdicts["controls"] = adjudicate_paper_controls(corpus.items, corpus.truth, outputs, settings,
+                                                         services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    return verdicts
+
+
+def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, bootstrap: int) -> PaperScores:
+    """Each reviewer's verdicts -> detection and false-positive statistics per reviewer (reads the
+    stored outputs for error counts; writes nothing)."""
+    from scoring.papers.metrics import paper_audit_metrics
+
+    replicates = max(bootstrap, 100)
+    # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
+    extra = [verdicts["controls"]] if "controls" in verdicts else []
+    combined = pa.concat_tables([verdicts[r.run_id] for r in runs] + extra) if runs else None
+    all_metrics = paper_audit_metrics(combined, run_id="+".join(r.run_id for r in runs), n_interval=replicates,
+                                      n_paired=replicates, n_permutations=replicates)  # fmt: skip
+    scored = []
+    for run in runs:
+        outputs = store.read_outputs(run.run_id)
+        mine = all_metrics.filter(pc.equal(all_metrics.column("system"), run.system_label))
+        mine = mine.set_column(mine.schema.get_field_index("run_id"), "run_id", pa.array([run.run_id] * mine.num_rows))
+        headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
+        outcomes = verdicts[run.run_id].column("outcome").to_pylist()
+        scores = {
+            **headline,
+            "num_injections": sum(o in ("detected", "missed") for o in outcomes),
+            "num_flags_adjudicated": sum(o in ("confirmed_issue", "false_positive", "ambiguous") for o in outcomes),
+            "num_unscored": outcomes.count("unscored"),
+            "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
+        }
+        scored.append(ScoredPaperRun(run, outputs, mine, scores))
+    return PaperScores(combined, all_metrics, scored)
+
+
+def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored: PaperScores, *,
+                       failed: dict[tuple[str, int], str], tracking_uri: str | None, experiment: str,
+                       work_dir: Path, elapsed_s: float, submission: Submission | None = None) -> RunSummary:
+    """Store each reviewer's verdicts, metrics and scores, one report over all reviewers, MLflow
+    per reviewer, then each run's status."""
+    from scoring.papers.report import write_paper_report
+
+    summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s, columns=PAPER_LEADERBOARD_METRICS)
+    tracked = []
+    for s in scored.runs:
+        run = s.run
+        store.write_table(run.run_id, "verdicts", verdicts[run.run_id])
+        system = close_system_run(store, run, s.outputs, failed, s.metrics, s.scores)
+        summary.systems.append(system)
+        tracked.append((system, run, s.metrics, s.metrics.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
+    report_dir = work_dir / "report"
+    report_files = write_paper_report(report_dir, scored.combined, metrics=scored.metrics) if runs else []
+    summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
+                                                                  report_files, PAPER_LEADERBOARD_METRICS)  # fmt: skip
+    if tracking_uri:
+        track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files,
+                          submission)
+    finish_system_runs(store, summary.systems)
+    return summary
+
+
+def summarize_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, failed: dict[tuple[str, int], str],
+                         tracking_uri: str | None, experiment: str, bootstrap: int, work_dir: Path,
+                         elapsed_s: float, submission: Submission | None = None) -> RunSummary:
+    """Score and publish in one call (the two steps of `PaperAudit`)."""
+    scored = score_paper_runs(store, runs, verdicts, bootstrap=bootstrap)
+    return publish_paper_runs(store, runs, verdicts, scored, failed=failed, tracking_uri=tracking_uri,
+                              experiment=experiment, work_dir=work_dir, elapsed_s=elapsed_s,
+                              submission=submission)  # fmt: skip
+
+
+__all__ = ["PaperAudit", "PaperScores", "ScoredPaperRun", "adjudicate_paper_runs", "build_paper_corpus",
+           "publish_paper_runs", "score_paper_runs", "summarize_paper_runs"]

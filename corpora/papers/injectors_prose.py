@@ -1,0 +1,157 @@
+"""Rule injectors for general and citation errors in prose (appendix C.2.1 and C.2.4).
+
+Word swaps run on the index's masked prose (maths, comments and command arguments blanked) and
+keep the capitalisation of the word they replace. Reference edits change only the key of a
+`\\ref`-like command. Notation drift changes the case of one symbol in one displayed equation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from corpora.papers.injectors_core import Proposal, forbidden_regions, inside, proposal
+from corpora.papers.latex_paper import LatexPaper, strip_comments
+
+_METHOD = {"observed": "predicted", "observations": "simulations", "observational": "theoretical",
+           "measured": "simulated", "measurements": "simulations", "empirical": "theoretical",
+           "empirically": "theoretically", "theoretical": "empirical", "theoretically": "empirically",
+           "experiments": "simulations", "experimental": "numerical", "simulations": "observations",
+           "simulated": "measured", "numerical": "analytical", "analytical": "numerical",
+           "analytic": "numerical", "proved": "conjectured", "derived": "assumed"}  # fmt: skip
+_POLAR = {"upper": "lower", "increase": "decrease", "increases": "decreases", "increased": "decreased",
+          "increasing": "decreasing", "decrease": "increase", "decreases": "increases",
+          "decreased": "increased", "decreasing": "increasing", "higher": "lower", "larger": "smaller",
+          "smaller": "larger", "outperform": "underperform",
+          "outperforms": "underperforms", "outperformed": "underperformed", "improve": "degrade",
+          "improves": "degrades", "improved": "degraded", "better": "worse", "worse": "better",
+          "faster": "slower", "slower": "faster", "positive": "negative", "negative": "positive",
+          "stronger": "weaker", "weaker": "stronger", "above": "below", "below": "above",
+          "maximum": "minimum", "minimum": "maximum", "accurate": "inaccurate", "efficient": "inefficient",
+          "robust": "fragile", "significant": "negligible", "reduces": "increases", "reduce": "increase"}  # fmt: skip
+_HOMOPHONES = {"effect": "affect", "affect": "effect", "than": "then", "then": "than", "its": "it's",
+               "their": "there", "whether": "weather", "principle": "principal", "principal": "principle",
+               "lose": "loose", "complement": "compliment", "discrete": "discreet", "precede": "proceed",
+               "accept": "except", "affects": "effects", "effects": "affects", "weather": "whether"}  # fmt: skip
+
+
+def _cased(word: str, new: str) -> str:
+    return new.capitalize() if word[:1].isupper() else new
+
+
+def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower_only: bool = False) -> list[Proposal]:
+    """Swap words of `table` inside the given (file, start, end) prose spans."""
+    pattern = re.compile(r"(?<![\\\w'-])(" + "|".join(sorted(table, key=len, reverse=True)) + r")(?![\w'-])", re.I)
+    out: list[Proposal] = []
+    seen: set[tuple[str, int]] = set()
+    for file, start, end in spans:
+        masked = paper.index.masked[file]
+        for m in pattern.finditer(masked, start, end):
+            word = m.group(1)
+            if (file, m.start()) in seen or word.lower() not in table or (word != word.lower() and not word.istitle()):
+                continue
+            if lower_only and word != word.lower():
+                continue
+            seen.add((file, m.start()))
+            new = table[word.lower()]
+            if word.lower() == "lower":
+                new = "upper" if masked[m.end() : m.end() + 8].strip().startswith(("bound", "limit")) else "higher"
+            new = _cased(word, new)
+            p = proposal(paper, file, m.start(), m.end(), new, f"{why} ('{word}' -> '{new}')")
+            if p is not None:
+                out.append(p)
+    return out
+
+
+def _cite_spans(paper: LatexPaper):
+    return [(c.sentence.file, c.sentence.start, c.sentence.end) for c in paper.index.citations]
+
+
+def cited_method_swap(paper: LatexPaper) -> list[Proposal]:
+    return _word_swaps(paper, _METHOD, _cite_spans(paper), "methodology of the cited work mis-categorised")
+
+
+def cited_direction_flip(paper: LatexPaper) -> list[Proposal]:
+    return _word_swaps(paper, {**_POLAR, "lower": "higher"}, _cite_spans(paper), "cited conclusion reversed")
+
+
+def abstract_polarity_flip(paper: LatexPaper) -> list[Proposal]:
+    spans = [(a.file, a.start, a.end) for a in paper.index.abstract]
+    return _word_swaps(paper, {**_POLAR, "lower": "higher"}, spans, "abstract claim reversed against the body")
+
+
+def homophone_swap(paper: LatexPaper) -> list[Proposal]:
+    spans = [(rel, 0, len(text)) for rel, text in paper.index.masked.items()]
+    return _word_swaps(paper, _HOMOPHONES, spans, "homophone swap", lower_only=True)
+
+
+def ref_label_typo(paper: LatexPaper) -> list[Proposal]:
+    labels = paper.index.labels
+    out = []
+    for ref in paper.index.references:
+        if ref.key not in labels:
+            continue
+        new = ref.key + "s" if ref.key + "s" not in labels else ref.key[:-1]
+        if not new or new in labels:
+            continue
+        p = proposal(paper, ref.key_span.file, ref.key_span.start, ref.key_span.end, new,
+                     f"reference key altered ({ref.key} -> {new}): no such label, renders as ??")  # fmt: skip
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def ref_retarget(paper: LatexPaper) -> list[Proposal]:
+    labels = sorted(paper.index.labels)
+    out = []
+    for ref in paper.index.references:
+        if ref.key not in paper.index.labels:
+            continue
+        prefix = ref.key.split(":")[0] + ":" if ":" in ref.key else None
+        same = [k for k in labels if k != ref.key and (prefix is None or k.startswith(prefix))]
+        if prefix is None or not same:
+            continue
+        new = same[(same.index(next((k for k in same if k > ref.key), same[0]))) % len(same)]
+        p = proposal(paper, ref.key_span.file, ref.key_span.start, ref.key_span.end, new,
+                     f"cross-reference points at the wrong target ({ref.key} -> {new})")  # fmt: skip
+        if p is not None:
+            out.append(p)
+    return out
+
+
+_SYMBOL_RE = re.compile(r"(?<![\\a-zA-Z])([a-zA-Z])(?![a-zA-Z])")
+
+
+def notation_drift(paper: LatexPaper) -> list[Proposal]:
+    idx = paper.index
+    usage: Counter[str] = Counter()
+    for span in idx.display_math + idx.inline_math:
+        usage.update(set(_SYMBOL_RE.findall(strip_comments(paper.files[span.file][span.start : span.end]))))
+    out = []
+    for span in idx.display_math:
+        content = strip_comments(paper.files[span.file][span.start : span.end])
+        regions = forbidden_regions(content) + [(m.start(), m.end()) for m in re.finditer(r"\\(?:begin|end)\{[^}]*\}", content)]
+        done: set[str] = set()
+        for m in _SYMBOL_RE.finditer(content):
+            sym = m.group(1)
+            if sym in done or sym in "deiT" or usage[sym] < 3 or usage[sym.swapcase()] > 0 or inside(m.start(), regions):
+                continue
+            if content[max(0, m.start() - 1)] in "^_" or content[max(0, m.start() - 2) : m.start()] in ("^{", "_{"):
+                continue
+            done.add(sym)
+            p = proposal(paper, span.file, span.start + m.start(), span.start + m.end(), sym.swapcase(),
+                         f"symbol {sym} written {sym.swapcase()} in one equation; the text keeps {sym}")  # fmt: skip
+            if p is not None:
+                out.append(p)
+    return out
+
+
+RULES_PROSE = {
+    "cited_method_swap": cited_method_swap,
+    "cited_direction_flip": cited_direction_flip,
+    "abstract_polarity_flip": abstract_polarity_flip,
+    "homophone_swap": homophone_swap,
+    "ref_label_typo": ref_label_typo,
+    "ref_retarget": ref_retarget,
+    "notation_drift": notation_drift,
+}

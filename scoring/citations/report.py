@@ -1,0 +1,398 @@
+"""A run's report a person reads: `write_run_report(out_dir, scores, context=...)`.
+
+Writes into `out_dir`: `report.md` and `report.html` and the tables as CSV and JSON
+(`leaderboard.*`, `said.csv`, `subtests.csv`, `per_type.csv`, `per_tier.csv`, `ppv_sweep.csv`,
+`fold_ablation.*`, `mde.csv`, `pairwise.csv` and `ranking.csv` with two or more scored systems:
+paired bootstrap CIs of their MCC differences with Holm and BH adjusted p-values, and a
+Plackett–Luce ranking with bootstrap CIs, see `scoring.system_comparisons`) and the PNGs (`type_heatmap.png`, `tier_bars.png`,
+`ppv_prevalence.png`, `risk_coverage.png`; `said_bars.png` on an unlabelled corpus).
+Everything is rebuilt from the `CitationScore`s and the `ReportContext` alone. Returns the
+written paths (log them as MLflow artifacts).
+
+`report.html` is one self-contained file (the PNGs are embedded as data URIs), so it renders in
+MLflow's artifact viewer. It opens with the run's corpus, snapshot, code revision and
+completeness (a run with a source outage says "scores withheld: source outage" there), puts each
+system's coverage (share of items decided) next to DR and FPR, and ends with a glossary.
+
+Three kinds of system row: scored; failed (every output errored: no metric, the first error
+instead); and, on a corpus without labels, what the system said (label counts, UNCERTAIN,
+errors, per-field diagnoses) with every metric "not applicable: no labels".
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import math
+from pathlib import Path
+from typing import Any
+
+from scoring.citations.report_figures import (
+    ppv_curves,
+    risk_coverage_curves,
+    said_bars,
+    tier_bars,
+    type_heatmap,
+)
+from scoring.citations.risk_coverage import risk_coverage
+from scoring.citations.score import NO_LABELS, CitationScore
+from scoring.citations.system_comparisons import pairwise_rows, ranking_rows
+from scoring.citations.taxonomy_fold import fold_ablation
+from scoring.detectable_effect import mde_table
+from scoring.prevalence import DEFAULT_PREVALENCES, ppv_sweep
+from scoring.report_context import ReportContext
+from storage.result_json import result_json
+
+LEADER_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc", "ece",
+                  "auroc")
+SHORT = {"detection_rate": "DR", "false_positive_rate": "FPR", "f1_hallucination": "F1",
+         "tier_weighted_f1": "TW-F1", "mcc": "MCC", "ece": "ECE", "auroc": "AUROC"}
+WITHHELD = "withheld: source outage"
+GLOSSARY = (
+    ("DR", "detection rate: share of hallucinated citations flagged HALLUCINATED (recall)."),
+    ("FPR", "false-positive rate: share of valid citations flagged HALLUCINATED."),
+    ("F1", "harmonic mean of precision and DR on the HALLUCINATED class."),
+    ("TW-F1", "tier-weighted F1: hallucinated entries weigh their difficulty tier (1-3) in recall."),
+    ("MCC", "Matthews correlation of verdicts with truth (-1 to 1; 0 = chance); the leaderboard's ranking."),
+    ("ECE", "expected calibration error of the stated confidences (0 = calibrated); n/a when a system "
+            "states two or fewer distinct confidences."),
+    ("AUROC", "probability that a hallucinated citation gets a higher hallucination score than a valid one."),
+    ("UNCERTAIN", "the system declined to decide; conservative mode leaves it out of DR/FPR, aggressive "
+                  "mode counts it as HALLUCINATED."),
+    ("coverage", "share of items with a definite VALID/HALLUCINATED verdict (not UNCERTAIN, not errored). "
+                 "DR and FPR are computed on the covered items only: read them together."),
+)
+_CAPTIONS = {"type_heatmap.png": "Detection rate by type", "tier_bars.png": "Detection rate by tier",
+             "ppv_prevalence.png": "PPV vs prevalence", "risk_coverage.png": "Risk–coverage",
+             "said_bars.png": "What each system said"}
+
+
+def _fmt(x: Any, ci: tuple[float, float] | None = None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    s = f"{x:.3f}" if isinstance(x, float) else str(x)
+    if ci is not None and not math.isnan(ci[0]):
+        s += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return s
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
+
+
+def _nan_none(x: Any) -> Any:
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[Path]:
+    """Write `rows` as CSV; no rows, no file (an empty file is not a table)."""
+    if not rows:
+        return []
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return [path]
+
+
+def _write_json(path: Path, obj: Any) -> Path:
+    path.write_text(result_json(obj), encoding="utf-8")
+    return path
+
+
+def row_state(s: CitationScore, context: ReportContext | None = None) -> str:
+    """scored | failed | withheld | no labels: what a system's leaderboard row can show."""
+    if s.failed:
+        return "failed"
+    status = context.status_of(s.system) if context else None
+    if status is not None and status.withheld:
+        return "withheld"
+    return "scored" if s.labelled else "no labels"
+
+
+def _coverage(s: CitationScore) -> float | None:
+    """Share of items decided: over the labelled entries when there are labels, else over all outputs."""
+    if s.labelled:
+        return _nan_none(s.counts["decided_fraction"])
+    return s.census.decided_share if s.census else None
+
+
+def leaderboard_rows(scores: list[CitationScore], context: ReportContext | None = None) -> list[dict[str, Any]]:
+    """One row per system: scored ones by MCC (undefined last), then withheld, unlabelled, failed."""
+    rows = []
+    for s in scores:
+        ms = s.modes[s.eval_mode]
+        state = row_state(s, context)
+        shown = state == "scored"
+        row: dict[str, Any] = {"system": s.system, "eval_mode": s.eval_mode, "state": state}
+        for k in LEADER_METRICS:
+            row[k] = _nan_none(ms.point[k]) if shown else None
+            lo, hi = ms.ci.get(k, (math.nan, math.nan)) if shown else (math.nan, math.nan)
+            row[f"{k}_ci_low"], row[f"{k}_ci_high"] = _nan_none(lo), _nan_none(hi)
+        row["decided_fraction"] = _coverage(s) if state != "failed" else 0.0
+        row.update({k: s.counts[k] for k in ("num_entries", "num_errors", "num_parse_failures", "num_uncertain",
+                                             "num_missing")})
+        row["parse_failure_rate"] = _nan_none(s.counts["parse_failure_rate"])
+        row["num_scored"] = ms.support["in_matrix"]
+        row["coverage"] = _nan_none(s.counts["coverage"])
+        row["fpr_at_90_coverage"] = _nan_none(risk_coverage(s.entries, s.eval_mode).at(0.9)["fpr"]) if shown else None
+        census = s.census
+        row.update({f"said_{k.lower()}": (census.labels.get(k, 0) if census else None)
+                    for k in ("VALID", "HALLUCINATED", "UNCERTAIN")})  # fmt: skip
+        row["num_outputs_errored"] = census.num_errors if census else None
+        row["first_error"] = census.first_error if census and s.failed else None
+        row["metrics_note"] = {"scored": None, "failed": "failed: every output errored", "withheld": WITHHELD,
+                               "no labels": NO_LABELS}[state]  # fmt: skip
+        rows.append(row)
+    order = {"scored": 0, "withheld": 1, "no labels": 2, "failed": 3}
+    return sorted(rows, key=lambda r: (order[r["state"]], -(r["mcc"] if r["mcc"] is not None else -math.inf)))
+
+
+def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str = "Citation verification run",
+                     prevalences: tuple[float, ...] = DEFAULT_PREVALENCES,
+                     context: ReportContext | None = None) -> list[Path]:  # fmt: skip
+    """Write the report for `scores` (one per system, same corpus) into `out_dir`; return the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    board = leaderboard_rows(scores, context)
+    paths += _write_csv(out_dir / "leaderboard.csv", board)
+    paths.append(_write_json(out_dir / "leaderboard.json", board))
+    # Metric tables and figures only for systems with numbers to show.
+    plotted = [s for s in scores if row_state(s, context) == "scored"]
+
+    said, subtests = _said_rows(scores), _subtest_rows(scores)
+    paths += _write_csv(out_dir / "said.csv", said) + _write_csv(out_dir / "subtests.csv", subtests)
+    per_type, per_tier, ppv_rows, mde_rows = [], [], [], []
+    for s in plotted:
+        ms = s.modes[s.eval_mode]
+        for t, c in ms.per_type.items():
+            per_type.append({"system": s.system, "type": t, "n": c.num_hallucinated + c.num_valid,
+                             "detection_rate": _nan_none(c.detection_rate),
+                             "false_positive_rate": _nan_none(c.false_positive_rate)})
+        for t, c in ms.per_tier.items():
+            per_tier.append({"system": s.system, "tier": t, "num_hallucinated": c.num_hallucinated,
+                             "detection_rate": _nan_none(c.detection_rate), "f1": _nan_none(c.f1),
+                             "precision": _nan_none(c.precision)})
+        for pi, v in ppv_sweep(ms.point["detection_rate"], ms.point["false_positive_rate"], prevalences).items():
+            ppv_rows.append({"system": s.system, "prevalence": pi, "ppv": _nan_none(v)})
+        mde_rows += [{"system": s.system, **{k: _nan_none(v) for k, v in r.items()}} for r in mde_table(ms.per_type)]
+    for name, rows in (("per_type.csv", per_type), ("per_tier.csv", per_tier), ("ppv_sweep.csv", ppv_rows),
+                       ("mde.csv", mde_rows)):
+        paths += _write_csv(out_dir / name, rows)
+
+    folds = fold_ablation({s.system: s.entries for s in plotted}, eval_mode=plotted[0].eval_mode) if plotted else []
+    fold_rows = [{"fold": f.fold, "kendall_tau": _nan_none(f.kendall_tau), "moved": f.moved,
+                  "ranking": " > ".join(f.ranking), **{f"mcc[{k}]": _nan_none(v) for k, v in f.values.items()}}
+                 for f in folds]
+    paths += _write_csv(out_dir / "fold_ablation.csv", fold_rows)
+    paths.append(_write_json(out_dir / "fold_ablation.json", fold_rows))
+    pairs, ranks = _comparison_rows(plotted)
+    paths += _write_csv(out_dir / "pairwise.csv", pairs) + _write_csv(out_dir / "ranking.csv", ranks)
+
+    figs = []
+    if plotted:
+        figs = [type_heatmap(plotted, out_dir / "type_heatmap.png"), tier_bars(plotted, out_dir / "tier_bars.png"),
+                ppv_curves(plotted, out_dir / "ppv_prevalence.png"),
+                risk_coverage_curves(plotted, out_dir / "risk_coverage.png")]
+    elif any(s.census and s.census.num_outputs > s.census.num_errors for s in scores):
+        figs = [said_bars([s.census for s in scores if s.census], out_dir / "said_bars.png")]
+    paths += figs
+
+    doc = _Document(title, scores, board, fold_rows, said, subtests, context)
+    doc.pairs, doc.ranks = pairs, ranks
+    (out_dir / "report.md").write_text(doc.markdown([p.name for p in figs]), encoding="utf-8")
+    (out_dir / "report.html").write_text(doc.html(figs), encoding="utf-8")
+    return [out_dir / "report.md", out_dir / "report.html", *paths]
+
+
+def _comparison_rows(plotted: list[CitationScore]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pairwise tests (resamples: the run's bootstrap size; none without one) and the ranking."""
+    if len(plotted) < 2:
+        return [], []
+    entries = {s.system: s.entries for s in plotted}
+    n, seed = plotted[0].n_bootstrap, plotted[0].seed
+    pairs = pairwise_rows(entries, eval_mode=plotted[0].eval_mode, n_resamples=n, seed=seed) if n else []
+    return pairs, ranking_rows(entries, n_resamples=min(n, 200), seed=seed)
+
+
+def _said_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
+    rows = []
+    for s in sorted(scores, key=lambda s: s.system):
+        c = s.census
+        if c is None:
+            continue
+        rows.append({"system": s.system, "items": c.num_items, "VALID": c.labels.get("VALID", 0),
+                     "HALLUCINATED": c.labels.get("HALLUCINATED", 0), "UNCERTAIN": c.labels.get("UNCERTAIN", 0),
+                     "errored": c.num_errors, "coverage": c.decided_share,
+                     "errors_by_kind": "; ".join(f"{k}: {v}" for k, v in c.errors_by_kind.items()),
+                     "predicted_types": "; ".join(f"{k}: {v}" for k, v in c.predicted_types.items()),
+                     "first_error": c.first_error or ""})  # fmt: skip
+    return rows
+
+
+def _subtest_rows(scores: list[CitationScore]) -> list[dict[str, Any]]:
+    return [{"system": s.system, "check": name, "pass": n.get("pass", 0), "fail": n.get("fail", 0),
+             "not checked": n.get("not checked", 0)}
+            for s in sorted(scores, key=lambda s: s.system) if s.census
+            for name, n in s.census.subtests.items()]  # fmt: skip
+
+
+def _intro(scores: list[CitationScore]) -> str:
+    if not scores:
+        return "No system was scored."
+    s = scores[0]
+    if not any(x.labelled for x in scores):
+        n = max((x.census.num_items for x in scores if x.census), default=0)
+        return (f"{n} items without truth labels, so no metric applies (DR, FPR, F1, MCC, ...: {NO_LABELS}). "
+                "The tables say what each system said: labels, UNCERTAIN, errors, per-field checks.")
+    ci = f"{s.n_bootstrap} stratified bootstrap resamples, seed {s.seed}" if s.n_bootstrap else "no bootstrap"
+    return (f"{s.counts['num_entries']} entries ({s.counts['num_hallucinated']} hallucinated, "
+            f"{s.counts['num_valid']} valid); eval mode {s.eval_mode}; 95% CIs from {ci}.")
+
+
+class _Document:
+    """The report's text, as Markdown and as one self-contained HTML page."""
+
+    def __init__(self, title, scores, board, fold_rows, said, subtests, context: ReportContext | None) -> None:
+        self.title, self.scores, self.board, self.fold_rows = title, scores, board, fold_rows
+        self.said, self.subtests, self.context = said, subtests, context
+        self.labelled = any(s.labelled for s in scores)
+        self.pairs: list[dict[str, Any]] = []
+        self.ranks: list[dict[str, Any]] = []
+
+    def header(self) -> list[str]:
+        """Run facts, completeness first: a withheld run says so before anything else."""
+        c = self.context
+        if c is None:
+            return []
+        lines = [c.completeness] if c.withheld else []
+        lines += [f"corpus: {c.corpus}", f"snapshot: {c.snapshot}", f"code revision: {c.code_revision}",
+                  f"runs: {', '.join(c.run_ids)}"]  # fmt: skip
+        if not c.withheld:
+            lines.append(c.completeness)
+        return lines
+
+    def board_table(self) -> tuple[list[str], list[list[str]]]:
+        by = {s.system: s for s in self.scores}
+        metrics = [SHORT[k] for k in LEADER_METRICS]
+        head = ["system", metrics[0], metrics[1], "coverage", *metrics[2:], "scored", "errors", "parse failures",
+                "UNCERTAIN", "missing", "FPR@90%cov"]  # fmt: skip
+        body = []
+        for r in self.board:
+            s = by[r["system"]]
+            ms = s.modes[s.eval_mode]
+            if r["state"] == "scored":
+                cells = [_fmt(ms.point[k], ms.ci.get(k)) for k in LEADER_METRICS]
+            else:
+                cells = [r["metrics_note"] if r["state"] != "failed" else "FAILED"] + ["n/a"] * (len(LEADER_METRICS) - 1)
+            body.append([r["system"], cells[0], cells[1], _pct(r["decided_fraction"]), *cells[2:],
+                         f"{r['num_scored']}/{r['num_entries']}", str(r["num_errors"]),
+                         f"{r['num_parse_failures']} ({_fmt(r['parse_failure_rate'])})", str(r["num_uncertain"]),
+                         str(r["num_missing"]), _fmt(r["fpr_at_90_coverage"])])  # fmt: skip
+        return head, body
+
+    def said_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["system", "items", "VALID", "HALLUCINATED", "UNCERTAIN", "errored", "coverage", "errors by kind",
+                "predicted types"]  # fmt: skip
+        return head, [[r["system"], str(r["items"]), str(r["VALID"]), str(r["HALLUCINATED"]), str(r["UNCERTAIN"]),
+                       str(r["errored"]), _pct(r["coverage"]), r["errors_by_kind"] or "-", r["predicted_types"] or "-"]
+                      for r in self.said]  # fmt: skip
+
+    def subtest_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["system", "check", "pass", "fail", "not checked"]
+        return head, [[r["system"], r["check"], str(r["pass"]), str(r["fail"]), str(r["not checked"])]
+                      for r in self.subtests]  # fmt: skip
+
+    def failed_lines(self) -> list[str]:
+        return [f"{r['system']}: FAILED: every output errored, not scored. First error: {r['first_error']}"
+                for r in self.board if r["state"] == "failed"]  # fmt: skip
+
+    def fold_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["fold", "Kendall tau vs as shipped", "systems moved", "ranking (by MCC)"]
+        return head, [[r["fold"], _fmt(r["kendall_tau"]), str(r["moved"]), r["ranking"]] for r in self.fold_rows]
+
+    def pair_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["A", "B", f"{SHORT.get(self.pairs[0]['metric'], self.pairs[0]['metric'])} A - B", "95% CI", "p",
+                "p (Holm)", "q (BH)"]  # fmt: skip
+        return head, [[r["system_a"], r["system_b"], f"{r['diff']:+.3f}", f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                       _fmt(r["p"]), _fmt(r["p_holm"]), _fmt(r["p_bh"])] for r in self.pairs]  # fmt: skip
+
+    def rank_table(self) -> tuple[list[str], list[list[str]]]:
+        head = ["rank", "system", "strength", "95% CI", "rank 95% CI"]
+        return head, [[str(r["rank"]), r["system"], _fmt(r["strength"]),
+                       f"[{_fmt(r['strength_ci_low'])}, {_fmt(r['strength_ci_high'])}]" if r["strength_ci_low"]
+                       is not None else "n/a", f"{r['rank_ci_low']}-{r['rank_ci_high']}" if r["rank_ci_low"]
+                       is not None else "n/a"] for r in self.ranks]  # fmt: skip
+
+    def sections(self) -> list[tuple[str, Any]]:
+        """(heading, content) in order; content is a paragraph list or a (head, body) table."""
+        out: list[tuple[str, Any]] = []
+        if self.failed_lines():
+            out.append(("Failed systems", self.failed_lines()))
+        if self.labelled:
+            out.append(("Leaderboard", self.board_table()))
+        out.append(("What the systems said", self.said_table()))
+        if self.subtests:
+            out.append(("Per-field checks", self.subtest_table()))
+        if self.labelled and self.fold_rows:
+            out.append(("Taxonomy-fold ablation", self.fold_table()))
+        if self.labelled and self.pairs:
+            out.append(("Paired comparisons between systems", self.pair_table()))
+        if self.labelled and self.ranks:
+            out.append(("Ranking (Plackett–Luce on per-entry correctness)", self.rank_table()))
+        return out
+
+    def markdown(self, figs: list[str]) -> str:
+        parts = [f"# {self.title}", ""]
+        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
+        if alert:
+            parts += [f"**{facts[0]}**", ""]
+        if facts:
+            parts += [f"- {line}" for line in facts[alert:]] + [""]
+        parts += [_intro(self.scores), ""]
+        for heading, content in self.sections():
+            parts += [f"## {heading}", ""]
+            parts += [_md_table(*content) if isinstance(content, tuple) else "\n".join(content), ""]
+        for f in figs:
+            parts += [f"## {_CAPTIONS.get(f, f)}", "", f"![{_CAPTIONS.get(f, f)}]({f})", ""]
+        parts += ["## Glossary", ""] + [f"- **{k}**: {v}" for k, v in GLOSSARY] + [""]
+        return "\n".join(parts)
+
+    def html(self, figs: list[Path]) -> str:
+        esc = html.escape
+        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
+        top = f"<p class='alert'>{esc(facts[0])}</p>" if alert else ""
+        if facts:
+            top += "<ul class='facts'>" + "".join(f"<li>{esc(x)}</li>" for x in facts[alert:]) + "</ul>"
+        body = [f"<h1>{esc(self.title)}</h1>", top, f"<p>{esc(_intro(self.scores))}</p>"]
+        for heading, content in self.sections():
+            body.append(f"<h2>{esc(heading)}</h2>")
+            body.append(_html_table(*content) if isinstance(content, tuple)
+                        else "".join(f"<p class='alert'>{esc(x)}</p>" for x in content))  # fmt: skip
+        for f in figs:  # embedded: one file that renders anywhere, MLflow's artifact viewer included
+            data = base64.b64encode(f.read_bytes()).decode("ascii")
+            caption = esc(_CAPTIONS.get(f.name, f.name))
+            body.append(f"<figure><img src='data:image/png;base64,{data}' alt='{caption}'>"
+                        f"<figcaption>{caption}</figcaption></figure>")  # fmt: skip
+        body.append("<h2>Glossary</h2><dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in GLOSSARY)
+                    + "</dl>")  # fmt: skip
+        style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"
+                 "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}img{max-width:900px}"
+                 ".alert{background:#fde2e1;border:1px solid #c0392b;padding:8px;font-weight:bold}"
+                 "dt{font-weight:bold;margin-top:4px}")  # fmt: skip
+        return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(self.title)}</title>"
+                f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def _md_table(head: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def _html_table(head: list[str], body: list[list[str]]) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{rows}</tbody></table>"

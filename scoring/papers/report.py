@@ -1,0 +1,214 @@
+"""A paper audit's report a person reads: `write_paper_report(out_dir, verdicts)`.
+
+Computes `paper_audit_metrics` from the stored verdicts (or takes a precomputed metric table) and
+writes into `out_dir`: `paper_metrics.csv` (every metric row), `paper_report.md` and
+`paper_report.html` (detection by reviewer and error type and by type x severity, with intervals
+and the unscored counts beside them; false-positive rates with FP / ambiguous counts; reviewer
+comparisons with sign-reversal fractions; the severity trend tests; judge agreement, unanimity
+and escalation; self-preference; leave-one-judge-out; neighbour coupling; inter-reviewer
+agreement) and the PNGs (`dose_response.png`, `false_positive_rate.png`,
+`judge_agreement_detection.png`, `judge_agreement_false_positive.png`, `reviewer_agreement.png`).
+Returns the written paths (log them as MLflow artifacts).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from scoring.papers.figures import agreement_matrix, dose_response, false_positive_bars
+from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.verdicts import ERROR_TYPES, SEVERITIES
+
+Table = tuple[list[str], list[list[str]]]
+
+CONTROL_PREFIX = "control:"
+NULL_TOLERANCE = 0.05
+"""The null control may detect at most this share of injections (`adjudication.controls`)."""
+
+
+def audit_validity(rows: Sequence[dict]) -> str | None:
+    """The reason the audit is invalid (its null control detects more than the tolerance), else None."""
+    for r in rows:
+        if (r["system"] == CONTROL_PREFIX + "null" and r["metric"] == "detection_rate" and r["stratum"] == "all"
+                and r["value"] is not None and math.isfinite(r["value"]) and r["value"] > NULL_TOLERANCE):
+            return (f"AUDIT INVALID: the null control (a review with no findings) scored detection rate "
+                    f"{r['value']:.3f} > {NULL_TOLERANCE:.2f}; the adjudication awards detections to nothing.")
+    return None
+
+
+def _controls(rows: Sequence[dict]) -> Table:
+    idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
+    reviewers = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and " vs " not in r["system"]
+                        and not r["system"].startswith(CONTROL_PREFIX)})
+    head = ["reviewer", "detection", "null control", "random-quote control", "shuffled-review control"]
+    null = _fmt(idx.get((CONTROL_PREFIX + "null", "detection_rate", "all")))
+    rand = _fmt(idx.get((CONTROL_PREFIX + "random_quote", "detection_rate", "all")))
+    body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), null, rand,
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", "all")))] for s in reviewers]
+    return head, body
+
+
+def _fmt(r: dict | None, digits: int = 3) -> str:
+    if r is None or r["value"] is None or not math.isfinite(r["value"]):
+        return "n/a"
+    s = f"{r['value']:.{digits}f}"
+    if r["ci_low"] is not None and math.isfinite(r["ci_low"]):
+        s += f" [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}]"
+    return s
+
+
+def _p(r: dict) -> str:
+    return "n/a" if not math.isfinite(r["value"]) else f"{r['value']:.4g}"
+
+
+def _count(r: dict | None) -> str:
+    return "0" if r is None or not math.isfinite(r["value"]) else str(int(r["value"]))
+
+
+def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
+    head = ["system", "metric", "stratum", "value [95% CI]", "n"]
+    body = [[r["system"], r["metric"], r["stratum"], _p(r) if r["metric"] in ("trend_p", "trend_p_bh") else _fmt(r),
+             str(r["n"])] for r in rows if r["metric"] in metrics]
+    return head, body
+
+
+def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
+    idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
+    systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate"})
+    det_head = ["reviewer", "total", "visible only", *ERROR_TYPES, "scored", "undecided", "unscored", "not visible"]
+    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), _fmt(idx.get((s, "detection_rate", "visible=yes"))),
+                 *[_fmt(idx.get((s, "detection_rate", f"type={t}"))) for t in ERROR_TYPES],
+                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "undecided_injections", "all"))),
+                 _count(idx.get((s, "unscored_injections", "all"))), _count(idx.get((s, "invisible_injections", "all")))]
+                for s in systems]
+    sev_head = ["reviewer", "type", *SEVERITIES]
+    sev_body = [[s, t, *[_fmt(idx.get((s, "detection_rate", f"type={t}|severity={v}")), 2) for v in SEVERITIES]]
+                for s in systems for t in ERROR_TYPES]
+    fp_systems = sorted({r["system"] for r in rows if r["metric"] == "false_positive_rate" and r["stratum"] == "all"})
+    fp_head = ["reviewer", "FP rate [95% CI]", "false positives", "ambiguous", "adjudicated flags", "undecided"]
+    fp_body = [[s, _fmt(idx[(s, "false_positive_rate", "all")]), _count(idx.get((s, "false_positive_count", "all"))),
+                _count(idx.get((s, "ambiguous_count", "all"))), str(idx[(s, "false_positive_rate", "all")]["n"]),
+                _count(idx.get((s, "undecided_flags", "all")))]
+               for s in fp_systems]
+    judge_rows = [r for r in rows if r["system"] == "all" or r["metric"] not in ("pearson_r", "cohen_kappa")]
+    return [
+        ("Controls", "Each reviewer's detection rate beside the built-in controls scored by the same adjudication: "
+         "a null reviewer (no findings), a random-quote reviewer (quotes random sentences of the paper) and the "
+         f"reviewer's own reviews scored against another paper's injections. A null control above "
+         f"{NULL_TOLERANCE:.0%} makes the audit invalid.", _controls(rows)),
+        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples). "
+         "Undecided injections (judges could not reach a verdict with evidence in the review) are out of the "
+         "denominator and counted.",
+         (det_head, det_body)),
+        ("Detection by severity", "Dose-response: detection rate per error type and severity (S1 subtle … S3 "
+         "blatant).", (sev_head, sev_body)),
+        ("False-positive rate", "False-positive flags / flags on clean copies that an independent adjudicator "
+         "rated; n/a when none was; undecided flags are counted, not rated.", (fp_head, fp_body)),
+        ("Reviewer comparisons", "Paired paper-level bootstrap (10,000): difference and the share of resamples "
+         "whose sign reverses (significant below 0.05).", _long(rows, ("detection_diff", "sign_reversal"))),
+        ("Severity trend", "Page's L (mid-ranks), within-paper permutation p, Benjamini–Hochberg within each "
+         "family (pooled reviewers; each reviewer).", _long(rows, ("trend_page_l", "trend_p", "trend_p_bh",
+                                                                  "trend_reject"))),
+        ("Judge agreement", "First-round panel votes: pairwise Pearson r and Cohen's kappa; unanimity, escalation "
+         "and escalation reversals.", _long(judge_rows, ("pearson_r", "cohen_kappa", "unanimity_rate",
+                                                         "first_round_unanimity_rate", "escalation_rate",
+                                                         "escalation_reversal_rate"))),
+        ("Self-preference", "Same-family judge minus the other judges (Δs), adjusted for each judge's pooled rate, "
+         "and the share of 2-1 splits whose lone dissenter is the reviewer's family.",
+         _long(rows, ("judge_detect_rate", "self_preference_delta", "self_preference_delta_adjusted",
+                      "self_preference_delta_mean", "self_preference_delta_adjusted_mean",
+                      "lone_dissenter_same_family_share"))),
+        ("Leave one judge out", "Detection rate from the remaining first-round votes; 1-1 ties missed (strict) or "
+         "detected (lenient); change against the reported rate.", _long(rows, ("loo_detection_rate", "loo_change"))),
+        ("Neighbour-severity coupling", "Detection rate by the highest severity among the other errors of the "
+         "copy; blatant-minus-clear contrast.", _long(rows, ("neighbour_detection_rate", "neighbour_diff",
+                                                              "neighbour_sign_reversal"))),
+        ("Inter-reviewer agreement", "Per-injection Pearson r and kappa between reviewers; correlation of "
+         "per-paper detection rates.", _long([r for r in rows if r["system"] != "all"
+                                              or r["metric"] in ("mean_paper_rate_r", "mean_dispersion_ratio")],
+                                             ("pearson_r", "cohen_kappa", "paper_rate_r", "mean_paper_rate_r",
+                                              "dispersion_ratio", "mean_dispersion_ratio"))),
+    ]
+
+
+def _md_table(t: Table) -> str:
+    head, body = t
+    if not body:
+        return "_no data_\n"
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    return "\n".join(lines) + "\n"
+
+
+def _html_table(t: Table) -> str:
+    head, body = t
+    if not body:
+        return "<p><em>no data</em></p>"
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str = "paper-audit",
+                       families: Mapping[str, str] | None = None, metrics: pa.Table | None = None,
+                       title: str = "Paper audit", **metric_kwargs: Any) -> list[Path]:
+    """Write the Markdown and HTML report, the metric CSV and the figures; return their paths.
+
+    `metrics` (a METRIC_SCHEMA table) skips recomputation; otherwise `paper_audit_metrics(verdicts,
+    run_id=run_id, families=families, **metric_kwargs)` is used.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = metrics if metrics is not None else paper_audit_metrics(verdicts, run_id=run_id, families=families,
+                                                                    **metric_kwargs)
+    rows = table.to_pylist()
+    figures = [
+        dose_response(rows, out / "dose_response.png"),
+        false_positive_bars(rows, out / "false_positive_rate.png"),
+        agreement_matrix(rows, out / "judge_agreement_detection.png", kind="judges", panel="detection"),
+        agreement_matrix(rows, out / "judge_agreement_false_positive.png", kind="judges", panel="false_positive"),
+        agreement_matrix(rows, out / "reviewer_agreement.png", kind="reviewers"),
+    ]
+    n_inj = sum(1 for k in verdicts.column("unit_kind").to_pylist() if k == "injection") if verdicts.num_rows else 0
+    n_flag = sum(1 for k in verdicts.column("unit_kind").to_pylist() if k == "flag") if verdicts.num_rows else 0
+    intro = (f"Run `{run_id}`: {n_inj} injection verdicts, {n_flag} clean-copy flag verdicts. Every number is "
+             "recomputed from the stored verdicts (`paper_metrics.csv`).")
+    sections = _sections(rows)
+    md = [f"# {title}\n", intro + "\n"]
+    body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(intro)}</p>"]
+    invalid = audit_validity(rows)
+    if invalid:
+        md.insert(1, f"**{invalid}**\n")
+        body.insert(1, f"<p><strong>{html.escape(invalid)}</strong></p>")
+    for name, note, t in sections:
+        md += [f"## {name}\n", note + "\n", _md_table(t)]
+        body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", _html_table(t)]
+    md.append("## Figures\n")
+    body.append("<h2>Figures</h2>")
+    for f in figures:
+        md.append(f"![{f.stem}]({f.name})\n")
+        body.append(f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>')
+    md_path = out / "paper_report.md"
+    md_path.write_text("\n".join(md), encoding="utf-8")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
+             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
+    html_path = out / "paper_report.html"
+    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>", encoding="utf-8")
+    csv_path = _write_csv(out / "paper_metrics.csv", rows, table.schema.names)
+    return [md_path, html_path, csv_path, *figures]

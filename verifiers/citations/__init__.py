@@ -1,0 +1,1 @@
+"""Citation verifiers (systems under test on citation corpora) and the offline bibliographic index."""

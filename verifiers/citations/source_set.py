@@ -1,0 +1,177 @@
+"""Bibliographic sources as the citation verifiers see them: resolved by name, counted, and every
+lookup turned into typed evidence (`Lookup`), so an outage can never read as "not found".
+
+A verifier is configured with `sources=[...]`: "offline_index" (needs `index_path`) or the name of
+an online client in `clients/` (crossref, openalex, dblp, arxiv, semantic_scholar, doi_org).
+An online name resolves to an `OnlineSource` placeholder; `bind_sources(sources, ctx)` at the start
+of each `run` turns it into the client bound to the run's services (`RunServices.bib_source`: the
+cluster limiter at the source's polite rate, the snapshot-scoped response cache, the run's outage
+guard), the way `gateway_from_context` does for models. Without run services (an isolated test)
+it is built from the system's own `client_options`.
+Tests and benchmarks may pass `BibSource` objects directly.
+
+Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
+"absent" (a definite no from that source); any other exception is "error" with its reason, which
+only ever yields UNCERTAIN downstream.
+
+Outage semantics: when a verifier's answer for an item depends on a lookup that got no answer
+(status "error": `SourceOutageError`, retries exhausted on 429 / 5xx, timeouts, truncated or
+unreadable bodies, a frozen-cache miss, or any other failure), the verifier returns
+`no_evidence(...)`: UNCERTAIN, the reason naming every failed lookup, and
+`detail["outage_sources"]` listing the sources. The run summary counts outputs carrying that key
+to mark the run incomplete, so the key is present only when a source really failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from clients.bib_record import BibRecord
+from clients.errors import NotFoundError
+from clients.source import BibSource
+from storage.records import Output
+
+__all__ = ["CountedSource", "Lookup", "OnlineSource", "bind_sources", "no_evidence", "outage_sources",
+           "resolve_sources"]
+
+Status = Literal["found", "absent", "error", "skipped"]
+T = TypeVar("T")
+
+
+@dataclass
+class Lookup:
+    """One question to one source and what came back."""
+
+    source: str
+    kind: Literal["doi", "arxiv", "title"]
+    status: Status
+    records: list[BibRecord] = field(default_factory=list)
+    reason: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"source": self.source, "kind": self.kind, "status": self.status, "n": len(self.records),
+                "reason": self.reason}
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    return reason if isinstance(reason, str) else f"{type(exc).__name__}: {exc}"
+
+
+class CountedSource:
+    """Wraps a `BibSource`: counts the calls actually made and turns answers into `Lookup`s."""
+
+    def __init__(self, source: BibSource) -> None:
+        self.source = source
+        self.name: str = getattr(source, "name", type(source).__name__)
+        self.calls = 0
+
+    async def _ask(self, kind: Literal["doi", "arxiv", "title"], call: Callable[[], Awaitable[T]]) -> Lookup:
+        self.calls += 1
+        try:
+            answer: Any = await call()
+        except Exception as exc:  # classified below; an unknown failure is an error, never a "no"
+            if isinstance(exc, NotFoundError):
+                return Lookup(self.name, kind, "absent", reason=_reason(exc))
+            return Lookup(self.name, kind, "error", reason=_reason(exc))
+        records = [r for r in (answer if isinstance(answer, list) else [answer]) if r is not None]
+        return Lookup(self.name, kind, "found" if records else "absent", records)
+
+    async def doi(self, doi: str) -> Lookup:
+        if not getattr(self.source, "can_lookup_doi", True):
+            return Lookup(self.name, "doi", "skipped", reason="source cannot look up DOIs")
+        return await self._ask("doi", lambda: self.source.lookup_doi(doi))
+
+    async def arxiv(self, arxiv_id: str) -> Lookup:
+        lookup = getattr(self.source, "lookup_arxiv", None)
+        if lookup is None:
+            return Lookup(self.name, "arxiv", "skipped", reason="source has no arXiv lookup")
+        return await self._ask("arxiv", lambda: lookup(arxiv_id))
+
+    async def title(self, title: str, limit: int = 5) -> Lookup:
+        if not getattr(self.source, "can_search_title", True):
+            return Lookup(self.name, "title", "skipped", reason="source cannot search titles")
+        return await self._ask("title", lambda: self.source.search_title(title, limit))
+
+
+def outage_sources(lookups: Iterable[Lookup]) -> list[str]:
+    """Names of the sources whose lookups got no answer, once each, in order."""
+    return list(dict.fromkeys(lk.source for lk in lookups if lk.status == "error"))
+
+
+def no_evidence(item_id: str, lookups: Iterable[Lookup], confidence: float, *,
+                detail: dict[str, Any] | None = None, **fields: Any) -> Output:  # fmt: skip
+    """The UNCERTAIN output of an item whose answer depended on the failed ones among `lookups`:
+    the reason names each failure, `detail["outage_sources"]` the sources (see the module notes).
+    `fields` are the other `Output` fields (subtests, api_sources_queried, api_calls, ...)."""
+    failed = [lk for lk in lookups if lk.status == "error"]
+    if not failed:
+        raise ValueError(f"item {item_id}: no_evidence needs at least one failed lookup")
+    reasons = dict.fromkeys(f"{lk.source} {lk.kind} lookup: {lk.reason or 'error'}" for lk in failed)
+    return Output(item_id, "UNCERTAIN", confidence, "no evidence: " + "; ".join(reasons), predicted_type=None,
+                  detail={**(detail or {}), "outage_sources": outage_sources(failed)}, **fields)  # fmt: skip
+
+
+@dataclass
+class OnlineSource:
+    """An online source by name, not yet bound to a run (see `bind_sources`)."""
+
+    name: str
+    base_url: str | None = None
+    http: Any = None
+    """The system's own `clients.http.HttpOptions` (None: the run's, or the defaults)."""
+    _unbound: Any = field(default=None, repr=False)
+
+    def bind(self, services: Any) -> BibSource:
+        """The client for this run: from `RunServices` when the run provides them."""
+        if hasattr(services, "bib_source"):
+            return services.bib_source(self.name, self.base_url, self.http)
+        if self._unbound is None:
+            from clients.source_catalog import make_source
+
+            self._unbound = make_source(self.name, self.http, base_url=self.base_url)
+        return self._unbound
+
+
+def _online(name: str, options: dict[str, Any]) -> OnlineSource:
+    """`client_options` may carry `http_options` (a `clients.http.HttpOptions`, or a dict of its plain
+    fields such as timeout / mailto) and `base_urls` ({source name: URL}, e.g. a 127.0.0.1 replay
+    server). Both are runtime settings: they never change what a source answers."""
+    from clients.http import HttpOptions
+    from clients.source_catalog import SOURCE_CLASSES
+
+    if name not in SOURCE_CLASSES:
+        raise KeyError(f"unknown source {name!r}; known: {', '.join(sorted(SOURCE_CLASSES))}, offline_index")
+    http = options.get("http_options")
+    if isinstance(http, dict):
+        http = HttpOptions(**http)
+    return OnlineSource(name, (options.get("base_urls") or {}).get(name), http)
+
+
+def bind_sources(sources: Sequence[BibSource], ctx: Any) -> list[BibSource]:
+    """The sources a system uses in this run: `OnlineSource`s bound to `ctx.services`."""
+    services = getattr(ctx, "services", None)
+    return [s.bind(services) if isinstance(s, OnlineSource) else s for s in sources]
+
+
+def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None = None,
+                    client_options: dict[str, Any] | None = None) -> list[BibSource]:
+    """Sources for the configured names: the offline index opened, online names as `OnlineSource`
+    (bound per run by `bind_sources`), objects passed through."""
+    resolved: list[BibSource] = []
+    for source in sources:
+        if not isinstance(source, str):
+            resolved.append(source)
+        elif source == "offline_index":
+            if not index_path:
+                raise ValueError("source 'offline_index' needs index_path=...")
+            from verifiers.citations.offline_index import open_index
+
+            resolved.append(open_index(index_path))
+        else:
+            resolved.append(_online(source, dict(client_options or {})))
+    if not resolved:
+        raise ValueError("a citation verifier needs at least one source")
+    return resolved

@@ -1,0 +1,1 @@
+"""AI paper reviewers (systems under test on paper-audit corpora): LLM, mechanical, imported reviews."""
