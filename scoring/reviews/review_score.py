@@ -11,7 +11,7 @@ What is scored, and what is counted beside it (never silently dropped):
 - A sentence absent from an answered `sentence_labels` dict was not flagged (False).
 - Gold sentence labels: an injected sentence, or `ReviewTruth.sentence_labels[i]` (natural labels).
 
-Intervals: paper-level bootstrap (`scoring.paper_bootstrap.weights`: whole papers resampled with
+Intervals: paper-level bootstrap (`scoring.papers.bootstrap.weights`: whole papers resampled with
 replacement, one seeded set of resamples for every metric), percentile intervals over the finite
 resamples (`scoring.bootstrap.percentile_interval`). Every metric here is a function of summed
 per-paper counts, so a resample is a weighted sum of those counts.
@@ -28,7 +28,7 @@ import numpy as np
 
 from corpora.reviews.records import ANCHORS, ReviewCopy, ReviewPrediction, ReviewTruth, Span
 from scoring.bootstrap import percentile_interval
-from scoring.paper_bootstrap import N_INTERVAL, weights
+from scoring.papers.bootstrap import N_INTERVAL, weights
 from scoring.reviews.detection import BINARY_METRICS, binary_metrics, undefined_reason
 from scoring.reviews.localization import match_spans, token_counts, tokenize
 from scoring.reviews.metric_value import MetricValue
