@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from corpora.latex_paper import CITE_RE, REF_RE, LatexPaper, load_latex_paper, unprinted_at
-from corpora.loaded_corpus import LoadedCorpus, LoadError
+from corpora.loaded_corpus import LoadedCorpus
 from corpora.paper_audit_corpus import Injection, PaperCopy, copy_rows
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
@@ -181,6 +181,7 @@ def _block(text: str, start_line: int, count: int) -> tuple[int, int]:
 
 
 _TOKEN = re.compile(r"[\w.]")
+_COMMAND_START = "\\"
 _FORMATTING = re.compile(
     r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|rm|mathrm|quad|qquad|nonumber|notag)(?![a-zA-Z])"
     r"|\\[,;!: ]|\\\\|&|\s+|[{}]|(?<!\d)[.,;](?!\d)"
@@ -205,6 +206,8 @@ def _edits(old: str, new: str, max_gap: int = 8) -> list[tuple[int, int, int, in
         # the text before and after an edit is equal on both sides: widen both by the same amount
         while o1 > 0 and n1 > 0 and _TOKEN.match(old[o1 - 1]) and old[o1 - 1] == new[n1 - 1]:
             o1, n1 = o1 - 1, n1 - 1
+        if o1 > 0 and n1 > 0 and old[o1 - 1] == _COMMAND_START == new[n1 - 1] and old[o1 : o1 + 1].isalpha():
+            o1, n1 = o1 - 1, n1 - 1  # a command's name: its backslash belongs to the edit
         while o2 < len(old) and n2 < len(new) and _TOKEN.match(old[o2]) and old[o2] == new[n2]:
             o2, n2 = o2 + 1, n2 + 1
         if o1 == o2 and o1 > 0 and n1 > 0:  # an insertion: the erroneous copy's span holds the character before it
@@ -476,12 +479,11 @@ def add_natural_track(corpus: LoadedCorpus, sources: Iterable[str | dict[str, An
     scans: dict[str, ErrataScan] = {}
     for entry in sources:
         source = entry if isinstance(entry, ErrataSource) else ErrataSource.parse(entry)
-        try:
+        try:  # a configured track that silently vanished would publish an audit without it: stop here
             scan = find_errata(source, **limits)
             new_items, new_truth = errata_copies(source, scan, corpus.name)
         except (GitError, ValueError, OSError) as exc:
-            errors.append(LoadError(str(source.repo), 0, f"errata repository not read: {exc}"))
-            continue
+            raise ValueError(f"[papers] errata_repos: '{source.repo}' (folder '{source.folder}') not read: {exc}") from exc
         scans[source.id] = scan
         digest.update(json.dumps(asdict(source), sort_keys=True).encode() + scan.head.encode())
         items += new_items
