@@ -183,8 +183,9 @@ def build_paper_corpus(config: RunConfig, run_services):
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
 
-    if not config.papers.paths:
-        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
+    if not config.papers.paths and not config.papers.errata_repos:
+        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders) "
+                         "or errata_repos = [...] (paper git repositories)")
     proposer = None
     if config.papers.proposer_model:
         from clients.llm_gateway import LLMGateway
@@ -193,10 +194,18 @@ def build_paper_corpus(config: RunConfig, run_services):
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
-    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                    check_compile=config.papers.check_compile,
-                                    same_maths=same_at_sample_points)  # fmt: skip
+    corpus = build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                      corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                      check_compile=config.papers.check_compile,
+                                      same_maths=same_at_sample_points)  # fmt: skip
+    if config.papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
+        from corpora.paper_errata import add_natural_track
+
+        corpus, scans = add_natural_track(corpus, config.papers.errata_repos)
+        for paper_id, scan in scans.items():
+            print(f"[papers] {paper_id}: {len(scan.errata)} errata in {len(scan.by_commit())} fixing commits "
+                  f"({scan.commits_scanned} commits read)", flush=True)
+    return corpus
 
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
