@@ -461,6 +461,7 @@ def errata_copies(source: ErrataSource, scan: ErrataScan, corpus: str) -> tuple[
         extra.update(track=TRACK, erratum={"repo": str(source.repo), "folder": source.folder, "commit": commit,
                                            "parent": errata[0].parent, "subject": errata[0].subject})  # fmt: skip
         extra.pop("invalid_draws", None)
+        extra.pop("draws", None)
         item.update(item_id=item_id, source=f"{source.repo}@{errata[0].parent[:10]}:{source.folder}")
         t.update(item_id=item_id, extra_json=json.dumps(extra, sort_keys=True, ensure_ascii=False))
         items.append(item)
