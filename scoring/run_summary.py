@@ -187,21 +187,28 @@ def summarize_paper_runs(
 ) -> RunSummary:
     """Paper audits: each reviewer's verdicts (adjudicated by the caller) -> detection and
     false-positive statistics per reviewer, one report over all reviewers, MLflow per reviewer."""
-    from scoring.paper_metrics import paper_audit_metrics
+    from scoring.paper_metrics import paper_audit_metrics, reviewer_audit_rows
     from scoring.paper_report import write_paper_report
+    from storage.schemas import METRIC_SCHEMA, table_from_rows
 
     summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s, columns=PAPER_LEADERBOARD_METRICS)
     replicates = max(bootstrap, 100)
     # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
     extra = [verdicts["controls"]] if "controls" in verdicts else []
     combined = pa.concat_tables([verdicts[r.run_id] for r in runs] + extra) if runs else None
+    # the corpus truth (stored with each run) gives the injection-validity counts
+    truth = store.read_table(runs[0].run_id, "truth") if runs else None
     all_metrics = paper_audit_metrics(combined, run_id="+".join(r.run_id for r in runs), n_interval=replicates,
-                                      n_paired=replicates, n_permutations=replicates)  # fmt: skip
+                                      n_paired=replicates, n_permutations=replicates, truth=truth)  # fmt: skip
+    all_rows = all_metrics.to_pylist()
     tracked = []
     for run in runs:
         outputs = store.read_outputs(run.run_id)
         mine = all_metrics.filter(pa.compute.equal(all_metrics.column("system"), run.system_label))
         mine = mine.set_column(mine.schema.get_field_index("run_id"), "run_id", pa.array([run.run_id] * mine.num_rows))
+        # issue 15: its controls, the audit's validity, resample and injection-validity counts go on its own run
+        mine = pa.concat_tables([mine, table_from_rows(reviewer_audit_rows(all_rows, run.system_label, run.run_id),
+                                                       METRIC_SCHEMA)])  # fmt: skip
         headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
         outcomes = verdicts[run.run_id].column("outcome").to_pylist()
         scores = {
