@@ -204,11 +204,9 @@ def summarize_paper_runs(
     tracked = []
     for run in runs:
         outputs = store.read_outputs(run.run_id)
-        mine = all_metrics.filter(pa.compute.equal(all_metrics.column("system"), run.system_label))
-        mine = mine.set_column(mine.schema.get_field_index("run_id"), "run_id", pa.array([run.run_id] * mine.num_rows))
+        own = [r | {"run_id": run.run_id} for r in all_rows if r["system"] == run.system_label]
         # issue 15: its controls, the audit's validity, resample and injection-validity counts go on its own run
-        mine = pa.concat_tables([mine, table_from_rows(reviewer_audit_rows(all_rows, run.system_label, run.run_id),
-                                                       METRIC_SCHEMA)])  # fmt: skip
+        mine = table_from_rows(own + reviewer_audit_rows(all_rows, run.system_label, run.run_id), METRIC_SCHEMA)
         headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
         outcomes = verdicts[run.run_id].column("outcome").to_pylist()
         scores = {
