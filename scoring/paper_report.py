@@ -34,14 +34,15 @@ def _controls(rows: Sequence[dict], track: str = "all") -> Table:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
     reviewers = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and " vs " not in r["system"]
                         and r["system"] != "all" and not r["system"].startswith(CONTROL_PREFIX)})
-    head = ["reviewer", "detection", "null control", "null control over all (undecided)", "random-quote control",
-            "shuffled-review control"]
-    null = CONTROL_PREFIX + "null"
+    head = ["reviewer", "detection", "null control", "null control over all (undecided / all)",
+            "random-quote control", "random-quote over all", "shuffled-review control", "shuffled over all"]
+    null, rand = CONTROL_PREFIX + "null", CONTROL_PREFIX + "random_quote"
     body = [[s, _fmt(idx.get((s, "detection_rate", track))), _fmt(idx.get((null, "detection_rate", track))),
              f"{_fmt(idx.get((null, 'detection_over_all', track)))} ({_count(idx.get((null, 'undecided_injections', track)))}"
              f"/{_count(idx.get((null, 'all_injections', track)))})",
-             _fmt(idx.get((CONTROL_PREFIX + "random_quote", "detection_rate", track))),
-             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", track)))] for s in reviewers]
+             _fmt(idx.get((rand, "detection_rate", track))), _fmt(idx.get((rand, "detection_over_all", track))),
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", track))),
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_over_all", track)))] for s in reviewers]
     return head, body
 
 
