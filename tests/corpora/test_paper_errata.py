@@ -78,3 +78,22 @@ def test_the_natural_track_joins_a_corpus_and_names_its_revision_in_the_version(
         add_natural_track(base, [{"repo": str(repo / "nope")}])
     with pytest.raises(ValueError, match="unknown field"):
         add_natural_track(base, [{"repo": str(repo), "branch": "main"}])
+
+
+def test_a_config_names_errata_repositories_relative_to_itself_and_the_job_builds_the_track(paper_repo, tmp_path):
+    from cluster.run_config import load_config
+    from jobs.run_corpus import build_paper_corpus
+
+    repo, _ = paper_repo
+    conf_dir = repo.parent / "configs"
+    conf_dir.mkdir()
+    config_file = conf_dir / "audit.toml"
+    config_file.write_text('audit = "paper_audit"\n[papers]\nerrata_repos = [{ repo = "../repo", folder = "paper", '
+                           'paper_id = "lloyd", max_copies = 1 }]\n')
+    config = load_config(config_file)
+    assert config.papers.errata_repos[0]["repo"] == str(repo.resolve())
+    corpus = build_paper_corpus(config, None)  # errata only: no injected papers, no proposer
+    assert corpus.num_items == 1  # max_copies: the most recent fixing commit only
+    [extra] = [json.loads(t) for t in corpus.truth.column("extra_json").to_pylist()]
+    assert extra["track"] == "natural" and extra["injections"][0]["changed_injected"] == "12"
+    assert NUM_WRONG in json.loads(corpus.items.column("payload_json")[0].as_py())["files"]["main.tex"]
