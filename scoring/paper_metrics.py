@@ -174,8 +174,8 @@ def reviewer_audit_rows(rows: Sequence[dict[str, Any]], system: str, run_id: str
                 "shuffled": f"{CONTROL_PREFIX}shuffled:{system}"}
     for name, control in controls.items():
         for r in rows:
-            if r["system"] == control and r["metric"] in ("detection_rate", "detection_over_all",
-                                                          "undecided_injections", "all_injections"):
+            if (r["system"] == control and r["stratum"] in (ALL, _in_track(ALL))  # headline strata only
+                    and r["metric"] in ("detection_rate", "detection_over_all", "undecided_injections", "all_injections")):
                 out.append(r | {"run_id": run_id, "system": system, "metric": f"control_{name}_{r['metric']}"})
     out += [r | {"run_id": run_id, "system": system} for r in rows if r["system"] == ALL and r["metric"] in AUDIT_METRICS]
     has_null = any(r["system"] == controls["null"] for r in rows)

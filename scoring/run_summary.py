@@ -7,6 +7,7 @@ summary can be rebuilt later from storage alone.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,8 +67,8 @@ class RunSummary:
                       ("uncertain", "num_uncertain"))  # fmt: skip
         else:
             title = "Paper audit: detection rate of injected errors, false-positive rate of flags on clean copies"
-            counts = (("injected", "num_injections"), ("flags", "num_flags_adjudicated"), ("unscored", "num_unscored"),
-                      ("errored", "num_errors"))  # fmt: skip
+            counts = (("injected", "num_injections"), ("natural", "num_natural_errata"), ("flags", "num_flags_adjudicated"),
+                      ("undecided", "num_undecided"), ("unscored", "num_unscored"), ("errored", "num_errors"))  # fmt: skip
         with_coverage = self.columns == LEADERBOARD_METRICS
         head = f"{'system':<20} " + " ".join(f"{_HEADERS.get(m, m):>7}" for m in self.columns)
         head += f" {'coverage':>8}" if with_coverage else ""
@@ -209,9 +210,12 @@ def summarize_paper_runs(
         mine = table_from_rows(own + reviewer_audit_rows(all_rows, run.system_label, run.run_id), METRIC_SCHEMA)
         headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
         outcomes = verdicts[run.run_id].column("outcome").to_pylist()
+        natural = [json.loads(d or "{}").get("track") == "natural" for d in verdicts[run.run_id].column("detail_json").to_pylist()]
         scores = {
             **headline,
-            "num_injections": sum(o in ("detected", "missed") for o in outcomes),
+            "num_injections": sum(o in ("detected", "missed") and not n for o, n in zip(outcomes, natural, strict=True)),
+            "num_natural_errata": sum(o in ("detected", "missed") and n for o, n in zip(outcomes, natural, strict=True)),
+            "num_undecided": outcomes.count("undecided"),
             "num_flags_adjudicated": sum(o in ("confirmed_issue", "false_positive", "ambiguous") for o in outcomes),
             "num_unscored": outcomes.count("unscored"),
             "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
