@@ -23,6 +23,9 @@ What counts as a fix (each rule names the reason a candidate is dropped, counted
   a figure number or a URL; type numerics) or maths (type mathematics); prose edits (typos,
   wording) are not taken;
 * the same replacement made in `max_repeats` places or more of one commit is a notation change;
+  the same fix met again in another commit (merged from another branch) is taken once;
+* a citation key replaced by another while the old key named an entry of the paper's
+  bibliography is a key rename (the printed citation was right); an unresolved key is an error;
 * the edited file must be part of the paper loaded at the earlier commit.
 
 One copy per fixing commit: the paper folder as it stood at the commit's parent, its truth every
@@ -248,6 +251,12 @@ def _keys(rx: re.Pattern, text: str, a: int, b: int) -> set[str]:
             for k in m.group(1).split(",") if k.strip()}
 
 
+def _resolved_keys(paper: LatexPaper, keys: set[str]) -> bool:
+    """Do all `keys` name entries of the paper's bibliography (so the printed citation was right)?"""
+    bib = "".join(paper.files[b] for b in paper.bib_files)
+    return bool(keys) and all(re.search(r"@\w+\s*\{\s*" + re.escape(k) + r"\s*,", bib) for k in keys)
+
+
 def _kind(old_text: str, new_text: str, o: tuple[int, int], n: tuple[int, int], paper: LatexPaper | None,
           rel: str) -> str | None:
     """Which printed thing in the erroneous copy an edit fixes (None: wording, labels, additions)."""
@@ -336,6 +345,7 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
     scan = ErrataScan(head=_git(source.repo, "rev-parse", source.rev).decode().strip())
     log = _decode(_git(source.repo, "log", "--format=%H%x09%P%x09%s", source.rev, "--", source.folder or "."))
     papers: dict[str, LatexPaper | None] = {}
+    seen: set[tuple[str, str, str]] = set()
     for line in log.splitlines():
         commit, parents, subject = (line.split("\t", 2) + [""])[:3]
         parents_l = parents.split()
@@ -364,7 +374,10 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
         for e in found:
             if repeats[(e.erroneous, e.corrected)] >= lim.max_repeats:
                 scan.rejected["same replacement in many places (a notation change)"] += 1
+            elif (e.file, e.old_block, e.new_block) in seen:
+                scan.rejected["the same fix in another commit (another branch)"] += 1
             else:
+                seen.add((e.file, e.old_block, e.new_block))
                 scan.errata.append(e)
     return scan
 
@@ -433,6 +446,10 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
             kind = _kind(old_text, new_text, (a + o1, a + o2), (c + n1, c + n2), p, rel)
             if kind is None:
                 scan.rejected["prose edit (not an equation, number or reference)"] += 1
+                continue
+            if kind == "citation" and _resolved_keys(p, _keys(CITE_RE, old_text, a + o1, a + o2)
+                                                     - _keys(CITE_RE, new_text, c + n1, c + n2)):
+                scan.rejected["citation key renamed (the old key resolved)"] += 1
                 continue
             found.append(Erratum(commit, parent, subject, rel, kind, a, b, old, new, a + o1, a + o2, wrong, right))
     return found
