@@ -1,9 +1,10 @@
 """A small git repository of a real paper's history with real-looking errata, built in tmp (issue 15).
 
 The paper is a shared real paper (../shared/data/papers, never copied into this repository); the
-first commit holds it with a sign error in the BIC equation and a wrong sunspot period, later
-commits fix each of them, and others must be ignored by the errata loader: a comment edit, a
-rewritten abstract, a new section, a notation change made in two places, a file outside the paper.
+first commit holds it with a sign error in the BIC equation, a wrong sunspot period and a citation
+key that names no bibliography entry; later commits fix each of them, and others must be ignored
+by the errata loader: a comment edit, a rewritten abstract, a new section, a notation change made
+in two places, a key renamed in both the text and the bibliography, a file outside the paper.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ COMMENT = "% Check: the 4 panels use 3 + 4 colours\n"
 ABSTRACT_OLD = "This paper presents the beginnings of an automatic statistician, focusing on regression problems."
 ABSTRACT_NEW = ("We describe a system that searches 7 kinds of kernels and writes a report in plain English, for "
                 "regression data sets of all sizes.")
+CITE_RIGHT, CITE_WRONG = "schwarz1978estimating", "schwartz1978estimating"  # the wrong key names no entry
+RENAMED = ("klenske2012nonparametric", "klenske2013nonparametric")  # renamed in .tex and .bib: no error
 NEW_SECTION = ("\\section{Extra experiments}\nWe ran 25 more data sets; the mean error fell by 3.5 per cent:\n"
                "\\begin{equation}\nE = \\frac{1}{n}\\sum_i e_i^2\n\\end{equation}\n\n")
 
@@ -50,7 +53,7 @@ def build_errata_repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     tex = repo / "paper" / "lloyd.tex"
     text = tex.read_text(encoding="utf-8")
     assert text.count(EQ_RIGHT) == 1 and text.count(NUM_RIGHT) == 1
-    text = text.replace(EQ_RIGHT, EQ_WRONG).replace(NUM_RIGHT, NUM_WRONG)
+    text = text.replace(EQ_RIGHT, EQ_WRONG).replace(NUM_RIGHT, NUM_WRONG).replace(CITE_RIGHT, CITE_WRONG)
     text = text.replace("\\section{Introduction}\n", "\\section{Introduction}\n" + COMMENT)
     tex.write_text(text, encoding="utf-8")
     git(repo, "init", "-q")
@@ -66,6 +69,10 @@ def build_errata_repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     shas["notation"] = _commit(repo, lambda t: t.replace(r"\kCP(\kernel_1, \kernel_2) = \kernel_1 \times",
                                                         r"\kCP(\kappa_1, \kernel_2) = \kappa_1 \times"),
                                "Rename kernel_1")
+    shas["citation"] = _commit(repo, lambda t: t.replace(CITE_WRONG, CITE_RIGHT), "Fix a citation key")
+    bib = repo / "paper" / "gpss.bib"
+    bib.write_text(bib.read_text(encoding="utf-8").replace(*RENAMED), encoding="utf-8")
+    shas["rename"] = _commit(repo, lambda t: t.replace(*RENAMED), "Rename a bib key")
     (repo / "notes.txt").write_text("numbers 1 2 3\n")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-qm", "notes outside the paper")

@@ -2,7 +2,7 @@
 a real sqlite store: the bootstrap count used, controls, visibility, undecided and injection-validity
 counts, and the natural-error track (errata from a paper's git history) apart from the injected one.
 
-The reviewer is scripted: it quotes both real errata (quote matching detects them) and writes a
+The reviewer is scripted: it quotes the real errata (quote matching detects them) and writes a
 vague review of the injected copies. The judge (a replay server on 127.0.0.1) says "detected" to
 everything with evidence that is not in any review, so every judged verdict is undecided: the null
 control's rate must then be computed over all its injections, not vanish as n/a.
@@ -27,7 +27,7 @@ from scoring.run_summary import summarize_paper_runs
 from storage.records import Output
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 from storage.store import Store
-from tests.helpers.errata_repo import EQ_WRONG, NUM_WRONG, build_errata_repo
+from tests.helpers.errata_repo import CITE_WRONG, EQ_WRONG, NUM_WRONG, build_errata_repo
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.replay_server import replay_server
 
@@ -46,8 +46,9 @@ class StoredRun:  # what the publishing code reads of cluster.run_plan.PlannedRu
 def _review(item_id: str, truth: dict) -> dict:
     if truth.get("track") == "natural":  # quotes the erroneous printed text of each erratum copy
         text = json.loads(truth["_payload"])["files"]["main.tex"]
-        quote = EQ_WRONG[-14:] if EQ_WRONG in text and truth["erratum"]["subject"].startswith("Fix the sign") \
-            else NUM_WRONG  # fmt: skip
+        subject = truth["erratum"]["subject"]
+        quote = (EQ_WRONG[-14:] if subject.startswith("Fix the sign") else
+                 CITE_WRONG if subject.startswith("Fix a citation") else NUM_WRONG)  # fmt: skip
         assert quote in text
         return {"review_text": f'Wrong: "{quote}"', "prompt_style": "structured",
                 "flags": [{"flag_id": f"{item_id}/f1", "quote": quote, "type": "mathematics",
@@ -62,7 +63,7 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
     repo, shas = build_errata_repo(tmp_path)
     base = build_paper_audit_corpus([EXAMPLE], seed=7, check_compile=False)
     corpus, scans = add_natural_track(base, [{"repo": str(repo), "folder": "paper", "paper_id": "lloyd"}])
-    assert len(scans["lloyd"].errata) == 2
+    assert len(scans["lloyd"].errata) == 3
     payloads = {r["item_id"]: r["payload_json"] for r in corpus.items.to_pylist()}
     truths = {r["item_id"]: json.loads(r["extra_json"]) | {"_payload": payloads[r["item_id"]]}
               for r in corpus.truth.to_pylist()}
@@ -96,9 +97,9 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
 
     rows = store.read_table(run.run_id, "metrics").to_pylist()
     got = {(r["metric"], r["stratum"]): r for r in rows}
-    # natural errata: both quoted, both detected, apart from the injected track
+    # natural errata: each quoted, each detected, apart from the injected track
     assert got[("detection_rate", "track=natural")]["value"] == 1.0
-    assert got[("detection_rate", "track=natural")]["n"] == 2
+    assert got[("detection_rate", "track=natural")]["n"] == 3
     # injected copies: the yes-judge's evidence is in no review, so every judged injection is undecided
     n_injected = got[("all_injections", "all")]["value"]
     assert n_injected == 12 and got[("undecided_injections", "all")]["value"] == 12
@@ -109,7 +110,7 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
     assert got[("control_null_detection_over_all", "all")]["n"] == 12
     assert got[("audit_invalid", "all")]["value"] == 0.0
     assert got[("bootstrap_resamples", "all")]["value"] == 150
-    assert got[("natural_errata", "all")]["value"] == 2 and got[("natural_copies", "all")]["value"] == 2
+    assert got[("natural_errata", "all")]["value"] == 3 and got[("natural_copies", "all")]["value"] == 3
     assert got[("injections_applied", "all")]["value"] == 12
     assert got[("injection_attempts", "all")]["value"] >= 12
     assert got[("visible_injections", "all")]["value"] == 12
@@ -120,8 +121,8 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
                        "control_null_undecided_injections": 12, "control_null_all_injections": 12,
                        "control_random_quote_all_injections": 12, "audit_invalid": 0.0, "detection_over_all": 0.0,
                        "undecided_injections": 12, "visible_injections": 12, "all_injections": 12,
-                       "detection_rate/track/natural": 1.0, "all_injections/track/natural": 2,
-                       "natural_errata": 2, "injections_applied": 12}.items():
+                       "detection_rate/track/natural": 1.0, "all_injections/track/natural": 3,
+                       "natural_errata": 3, "injections_applied": 12}.items():
         assert metrics[key] == value, key
     for key in ("injection_attempts", "injection_invalid_draws", "injection_redrawn", "injection_cells_skipped",
                 "detection_rate/track/natural_ci_low", "paired_resamples"):
@@ -131,7 +132,7 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
     report = (work / "report" / "paper_report.md").read_text()
     assert "(150 resamples)" in report and "2,000" not in report and "10,000" not in report
     assert "## Natural errors (errata from the papers' histories)" in report
-    assert "## Injection validity" in report and "| natural errata | 2 |" in report
+    assert "## Injection validity" in report and "| natural errata | 3 |" in report
     assert "| rev-A | n/a | n/a | 0.000" in report  # injected: decided n/a, visible n/a, over all 0
     assert "0.000 [0.000, 0.000] (12/12)" in report  # the null control over all injections (undecided / all)
     assert "AUDIT INVALID" not in report
