@@ -79,6 +79,12 @@ class ErrataSource:
     rev: str = "HEAD"
     """History mined: the commits reachable from this revision."""
 
+    def __post_init__(self) -> None:
+        if self.rev.startswith("-"):  # it reaches git's command line: never let it read as an option
+            raise ValueError(f"errata_repos entry for '{self.repo}': rev {self.rev!r} must name a revision, not an option")
+        if self.max_copies is not None and self.max_copies < 0:
+            raise ValueError(f"errata_repos entry for '{self.repo}': max_copies must be >= 0")
+
     @classmethod
     def parse(cls, entry: str | dict[str, Any]) -> ErrataSource:
         if isinstance(entry, str):

@@ -86,6 +86,8 @@ def test_the_natural_track_joins_a_corpus_and_names_its_revision_in_the_version(
     assert again.version != both.version  # another revision of the history is another corpus
     with pytest.raises(ValueError, match=r"errata_repos: '.*nope'"):
         add_natural_track(base, [{"repo": str(repo / "nope")}])
+    with pytest.raises(ValueError, match="not an option"):
+        add_natural_track(base, [{"repo": str(repo), "rev": "--output=/tmp/x"}])
     with pytest.raises(ValueError, match="unknown field"):
         add_natural_track(base, [{"repo": str(repo), "branch": "main"}])
 
