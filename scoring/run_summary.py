@@ -29,8 +29,10 @@ from storage.run_publication import (
 from storage.store import Store
 
 LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "mcc")
-PAPER_LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate")
-_HEADERS = {"detection_rate": "DR", "false_positive_rate": "FPR", "f1_hallucination": "F1", "mcc": "MCC"}
+PAPER_LEADERBOARD_METRICS = ("detection_rate", "natural_detection_rate", "false_positive_rate")
+"""Injected-error detection, natural-error (errata) detection, false positives on clean copies."""
+_HEADERS = {"detection_rate": "DR", "natural_detection_rate": "natDR", "false_positive_rate": "FPR",
+            "f1_hallucination": "F1", "mcc": "MCC"}
 
 
 @dataclass
@@ -209,6 +211,9 @@ def summarize_paper_runs(
         # issue 15: its controls, the audit's validity, resample and injection-validity counts go on its own run
         mine = table_from_rows(own + reviewer_audit_rows(all_rows, run.system_label, run.run_id), METRIC_SCHEMA)
         headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
+        # the natural-error track's headline apart (issue 15): never mixed into the injected rate
+        headline |= {f"natural_{r['metric']}": r["value"] for r in mine.to_pylist() if r["stratum"] == "track=natural"
+                     and r["metric"] in ("detection_rate", "detection_over_all", "undecided_injections")}
         outcomes = verdicts[run.run_id].column("outcome").to_pylist()
         natural = [json.loads(d or "{}").get("track") == "natural" for d in verdicts[run.run_id].column("detail_json").to_pylist()]
         scores = {

@@ -94,6 +94,11 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
                                    bootstrap=150, work_dir=work, elapsed_s=1.0)
     [system] = summary.systems
     assert system.tracking_error is None, system.tracking_error
+    # scores and the console: the natural track's rate apart from the injected one
+    assert system.scores["natural_detection_rate"] == 1.0 and math.isnan(system.scores["detection_rate"])
+    assert system.scores["num_natural_errata"] == 3 and system.scores["num_undecided"] == 12
+    console = summary.render()
+    assert "natDR" in console and "undecided" in console and "  1.000 " in console
 
     rows = store.read_table(run.run_id, "metrics").to_pylist()
     got = {(r["metric"], r["stratum"]): r for r in rows}
