@@ -471,13 +471,18 @@ def errata_copies(source: ErrataSource, scan: ErrataScan, corpus: str) -> tuple[
         paper = paper_at_commit(source, errata[0].parent)
         injections = []
         for k, e in enumerate(errata, start=1):
-            assert paper.files[e.file][e.changed_start : e.changed_end] == e.erroneous, "offsets must hold"
+            if paper.files.get(e.file, "")[e.changed_start : e.changed_end] != e.erroneous:
+                # truth whose offsets miss the copy's text would score nonsense: leave it out, counted
+                scan.rejected["offsets do not hold in the loaded copy"] += 1
+                continue
             injections.append(Injection(
                 injection_id=f"{source.id}/erratum-{commit[:10]}/{k}", error_type=e.error_type, severity="natural",
                 subtype=f"natural:{e.kind}", file=e.file, start=e.start, end=e.end, original=e.new_block,
                 injected=e.old_block, rationale=f"fixed by commit {commit[:10]}: {e.subject}", mechanism="natural",
                 changed_start=e.changed_start, changed_end=e.changed_end, changed_original=e.corrected,
                 changed_injected=e.erroneous))  # fmt: skip
+        if not injections:
+            continue
         item, t = copy_rows(paper, PaperCopy(source.id, n, paper.files, injections, []), corpus, None)
         item_id = f"{source.id}/erratum-{commit[:10]}"
         extra = json.loads(t["extra_json"])
