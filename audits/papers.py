@@ -5,11 +5,11 @@ built-in controls (issue 15); scoring is the paper-level statistics of scoring/p
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from audits.base import AuditContext, ShardedAudit, Verdicts
 from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary
@@ -20,6 +20,7 @@ from storage.run_publication import (
     publish_report,
     track_system_runs,
 )
+from storage.schemas import METRIC_SCHEMA, table_from_rows
 from storage.store import Store
 
 if TYPE_CHECKING:
@@ -74,8 +75,9 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
     from corpora.papers.audit_corpus import build_paper_audit_corpus
     from corpora.papers.llm_proposer import LLMProposer
 
-    if not config.papers.paths:
-        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders)")
+    if not config.papers.paths and not config.papers.errata_repos:
+        raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders) "
+                         "or errata_repos = [...] (paper git repositories)")
     proposer = None
     if config.papers.proposer_model:
         from clients.llm_gateway import LLMGateway
@@ -84,10 +86,18 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
-    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                    check_compile=config.papers.check_compile,
-                                    same_maths=same_at_sample_points)  # fmt: skip
+    corpus = build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                      corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                      check_compile=config.papers.check_compile,
+                                      same_maths=same_at_sample_points)  # fmt: skip
+    if config.papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
+        from corpora.papers.errata import add_natural_track
+
+        corpus, scans = add_natural_track(corpus, config.papers.errata_repos)
+        for paper_id, scan in scans.items():
+            print(f"[papers] {paper_id}: {len(scan.errata)} errata in {len(scan.by_commit())} fixing commits "
+                  f"({scan.commits_scanned} commits read)", flush=True)
+    return corpus
 
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_dir: str, run_services) -> Verdicts:
@@ -118,24 +128,35 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_d
 def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, bootstrap: int) -> PaperScores:
     """Each reviewer's verdicts -> detection and false-positive statistics per reviewer (reads the
     stored outputs for error counts; writes nothing)."""
-    from scoring.papers.metrics import paper_audit_metrics
+    from scoring.papers.metrics import paper_audit_metrics, reviewer_audit_rows
 
     replicates = max(bootstrap, 100)
     # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
     extra = [verdicts["controls"]] if "controls" in verdicts else []
     combined = pa.concat_tables([verdicts[r.run_id] for r in runs] + extra) if runs else None
+    # the corpus truth (stored with each run) gives the injection-validity counts
+    truth = store.read_table(runs[0].run_id, "truth") if runs else None
     all_metrics = paper_audit_metrics(combined, run_id="+".join(r.run_id for r in runs), n_interval=replicates,
-                                      n_paired=replicates, n_permutations=replicates)  # fmt: skip
+                                      n_paired=replicates, n_permutations=replicates, truth=truth)  # fmt: skip
+    all_rows = all_metrics.to_pylist()
     scored = []
     for run in runs:
         outputs = store.read_outputs(run.run_id)
-        mine = all_metrics.filter(pc.equal(all_metrics.column("system"), run.system_label))
-        mine = mine.set_column(mine.schema.get_field_index("run_id"), "run_id", pa.array([run.run_id] * mine.num_rows))
+        own = [r | {"run_id": run.run_id} for r in all_rows if r["system"] == run.system_label]
+        # issue 15: its controls, the audit's validity, resample and injection-validity counts go on its own run
+        mine = table_from_rows(own + reviewer_audit_rows(all_rows, run.system_label, run.run_id), METRIC_SCHEMA)
         headline = {r["metric"]: r["value"] for r in mine.to_pylist() if r["stratum"] == "all"}
+        # the natural-error track's headline apart (issue 15): never mixed into the injected rate
+        headline |= {f"natural_{r['metric']}": r["value"] for r in mine.to_pylist() if r["stratum"] == "track=natural"
+                     and r["metric"] in ("detection_rate", "detection_over_all", "undecided_injections")}
         outcomes = verdicts[run.run_id].column("outcome").to_pylist()
+        details = verdicts[run.run_id].column("detail_json").to_pylist()
+        natural = [json.loads(d or "{}").get("track") == "natural" for d in details]
         scores = {
             **headline,
-            "num_injections": sum(o in ("detected", "missed") for o in outcomes),
+            "num_injections": sum(o in ("detected", "missed") and not n for o, n in zip(outcomes, natural, strict=True)),
+            "num_natural_errata": sum(o in ("detected", "missed") and n for o, n in zip(outcomes, natural, strict=True)),
+            "num_undecided": outcomes.count("undecided"),
             "num_flags_adjudicated": sum(o in ("confirmed_issue", "false_positive", "ambiguous") for o in outcomes),
             "num_unscored": outcomes.count("unscored"),
             "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),

@@ -22,8 +22,10 @@ from storage.run_publication import (
 )
 
 LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "mcc")
-PAPER_LEADERBOARD_METRICS = ("detection_rate", "false_positive_rate")
-_HEADERS = {"detection_rate": "DR", "false_positive_rate": "FPR", "f1_hallucination": "F1", "mcc": "MCC"}
+PAPER_LEADERBOARD_METRICS = ("detection_rate", "natural_detection_rate", "false_positive_rate")
+"""Injected-error detection, natural-error (errata) detection, false positives on clean copies."""
+_HEADERS = {"detection_rate": "DR", "natural_detection_rate": "natDR", "false_positive_rate": "FPR",
+            "f1_hallucination": "F1", "mcc": "MCC"}
 
 
 @dataclass
@@ -60,8 +62,8 @@ class RunSummary:
                       ("uncertain", "num_uncertain"))  # fmt: skip
         else:
             title = "Paper audit: detection rate of injected errors, false-positive rate of flags on clean copies"
-            counts = (("injected", "num_injections"), ("flags", "num_flags_adjudicated"), ("unscored", "num_unscored"),
-                      ("errored", "num_errors"))  # fmt: skip
+            counts = (("injected", "num_injections"), ("natural", "num_natural_errata"), ("flags", "num_flags_adjudicated"),
+                      ("undecided", "num_undecided"), ("unscored", "num_unscored"), ("errored", "num_errors"))  # fmt: skip
         with_coverage = self.columns == LEADERBOARD_METRICS
         head = f"{'system':<20} " + " ".join(f"{_HEADERS.get(m, m):>7}" for m in self.columns)
         head += f" {'coverage':>8}" if with_coverage else ""

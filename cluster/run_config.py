@@ -41,6 +41,11 @@ class PapersConfig(BaseModel):
     check_compile: bool = Field(True, description="Compile injected copies when a TeX engine is installed")
     proposer_model: str | None = Field(None, description="Gateway model for LLM-proposed injections (None: rule injections only)")
     proposer_api_base: str | None = Field(None, description="API base for the proposer model")
+    errata_repos: list[str | dict[str, Any]] = Field(
+        default_factory=list,
+        description="Natural-error track: paper git repositories whose history holds errata; each a path or "
+                    "{repo, folder, main_file, paper_id, max_copies, rev} (corpora/papers/errata.py); relative to the config file",
+    )  # fmt: skip
 
 
 class AdjudicationConfig(BaseModel):
@@ -140,6 +145,12 @@ def load_config(path: str | Path | None) -> RunConfig:
     papers = data.get("papers", {})
     if papers.get("paths"):
         papers["paths"] = [str(p if Path(p).is_absolute() else (path.parent / p).resolve()) for p in papers["paths"]]
+    if papers.get("errata_repos"):  # natural-error repositories, like paper folders, are relative to the config
+        def here(p: str) -> str:
+            return str(p if Path(p).is_absolute() else (path.parent / p).resolve())
+
+        papers["errata_repos"] = [here(e) if isinstance(e, str) else ({**e, "repo": here(e["repo"])} if isinstance(
+            e, dict) and isinstance(e.get("repo"), str) else e) for e in papers["errata_repos"]]
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

@@ -1,12 +1,13 @@
 """Adjudicate a paper-audit run: reviewer outputs + items + truth -> a VERDICT_SCHEMA table.
 
-    from adjudication.paper_audit import PaperAdjudicationConfig, adjudicate_paper_run
+    from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run
     verdicts = adjudicate_paper_run(items, truth, outputs, PaperAdjudicationConfig(
         panel=["openai/gpt-x", "anthropic/claude-y", "gemini/gemini-z"], escalation="anthropic/claude-y"))
 
-Injected copies (truth `clean` false) go through detection matching (`adjudication.detection`),
-one row per (reviewer output, injection); clean copies through false-positive adjudication
-(`adjudication.false_positive`), one row per flag. Each output row's own `run_id` and `system`
+Injected copies (truth `clean` false) go through detection matching (`adjudication.papers.detection`),
+one row per (reviewer output, injection; a natural-error copy's rows say `track: "natural"` in
+their detail); clean copies through false-positive adjudication
+(`adjudication.papers.false_positive`), one row per flag. Each output row's own `run_id` and `system`
 go onto its verdicts, so one call can take the outputs of several reviewers. An output whose copy
 has no truth or no item is an error (a coverage problem the caller must see), not a skip.
 """
@@ -107,6 +108,10 @@ async def adjudicate_paper_run_async(items: pa.Table | list[dict[str, Any]], tru
         async with slots:
             adjudicator = fp if t.get("clean") else detection
             rows = await adjudicator.adjudicate(output, t, files, main)
+        if t.get("track"):  # issue 15: natural errata are scored as their own track, beside the injected one
+            for r in rows:
+                r["detail_json"] = json.dumps(json.loads(r.get("detail_json") or "{}") | {"track": t["track"]},
+                                              ensure_ascii=False)  # fmt: skip
         return [{"run_id": output["run_id"], "system": output["system"], **r} for r in rows]
 
     try:
@@ -130,7 +135,7 @@ def adjudicate_paper_controls(items: pa.Table | list[dict[str, Any]], truth: pa.
                               outputs: pa.Table | list[dict[str, Any]], config: PaperAdjudicationConfig, *,
                               services: LLMServices | None = None, cache_dir: str | None = None,
                               checks: CheckRunner | None = None) -> pa.Table:  # fmt: skip
-    """Verdicts (run_id "controls") of the built-in controls (`adjudication.controls`): a null
+    """Verdicts (run_id "controls") of the built-in controls (`adjudication.papers.controls`): a null
     reviewer, a random-quote reviewer and each real reviewer's reviews shuffled across papers,
     adjudicated exactly like `outputs` (the real reviewers' output rows, any number of systems)."""
     rows = _rows(outputs)

@@ -7,12 +7,13 @@ adjudication awards to nothing.
 * `control:random_quote` — per copy, `RANDOM_QUOTES` flags each quoting a random sentence of
   the paper's printed text (seeded by the copy id): the detection that chance quoting earns.
 * `control:shuffled:<reviewer>` — each real reviewer's review of one paper scored against
-  another paper's injections (the same copy number of the next paper in sorted order): what a
-  review earns on a paper it never read. Needs two papers or more.
+  another paper's injections (the same copy number of the next paper in sorted order, within
+  the same track: injected or natural errata): what a review earns on a paper it never read.
+  Needs two papers or more in a track.
 
 Clean copies are not controlled (a control raises no judged flag on them). The report sets each
 rate beside the real reviewers' and calls the audit invalid when the null control's detection
-rate exceeds `NULL_TOLERANCE` (`scoring.paper_report`).
+rate exceeds `NULL_TOLERANCE` (`scoring.papers.report`).
 """
 
 from __future__ import annotations
@@ -69,11 +70,22 @@ def control_cases(payloads: Mapping[str, dict[str, Any]], truths: Mapping[str, d
         cases.append(_output(item_id, CONTROL_PREFIX + "random_quote", {
             "review_text": "\n".join(f'- This passage looks wrong: "{q}"' for q in quotes), "prompt_style": "control",
             "flags": flags}))  # fmt: skip
-    papers = sorted({truths[i].get("paper_id") for i in injected})
-    if len(papers) < 2:
-        return cases
-    other = {p: papers[(n + 1) % len(papers)] for n, p in enumerate(papers)}
-    by_paper_copy = {(truths[i].get("paper_id"), truths[i].get("copy")): i for i in injected}
+    # Shuffled within a track (injected copies against injected, natural errata against natural):
+    # copy k of a paper is scored against copy k of the next paper of the same track (cyclically
+    # when that paper has fewer copies, as a repository's errata copies may).
+    copies: dict[tuple[str, str], list[str]] = {}
+    for i in injected:
+        copies.setdefault((_track(truths[i]), truths[i].get("paper_id")), []).append(i)
+    for ids in copies.values():
+        ids.sort(key=lambda i: (str(truths[i].get("copy")), i))
+    target_of: dict[str, str] = {}
+    for track in sorted({t for t, _ in copies}):
+        papers = sorted(p for t, p in copies if t == track)
+        if len(papers) < 2:
+            continue
+        for n, p in enumerate(papers):
+            mine, theirs = copies[(track, p)], copies[(track, papers[(n + 1) % len(papers)])]
+            target_of.update({i: theirs[k % len(theirs)] for k, i in enumerate(mine)})
     for system, outputs in sorted(reviewer_outputs.items()):
         if system.startswith(CONTROL_PREFIX):
             continue
@@ -81,10 +93,15 @@ def control_cases(payloads: Mapping[str, dict[str, Any]], truths: Mapping[str, d
             t = truths.get(out["item_id"])
             if not t or t.get("clean") or out.get("error"):
                 continue
-            target = by_paper_copy.get((other[t.get("paper_id")], t.get("copy")))
+            target = target_of.get(out["item_id"])
             if target is not None:
                 detail = json.loads(out.get("detail_json") or "{}")
                 detail.pop("shown_spans", None)  # spans of another paper's files say nothing here
                 cases.append(_output(target, f"{CONTROL_PREFIX}shuffled:{system}",
                                      detail | {"shuffled_from": out["item_id"]}))
     return cases
+
+
+def _track(truth: Mapping[str, Any]) -> str:
+    """"injected" (the corpus's own injections) or "natural" (errata from a paper's history)."""
+    return str(truth.get("track") or "injected")

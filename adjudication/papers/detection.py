@@ -3,7 +3,7 @@
 Reference 002, §2.4, hardened by issue 15 so that a verdict of `detected` cannot be gamed. Per
 injection, in order:
 
-1. quote match (`adjudication.quote_match`): a flag quoting the injection's changed characters
+1. quote match (`adjudication.papers.quote_match`): a flag quoting the injection's changed characters
    -> `detected`, one vote with role `quote_match`, no model called;
 2. the panel: every judge gets the review (text and flags) and the injection record and answers
    {detected, confidence, evidence, reason}. A "detected" vote counts only when its evidence is
@@ -19,7 +19,7 @@ injection, in order:
 A verdict the rules above cannot reach is `undecided`, never `detected`: a failed, unreadable or
 unsure escalation, or an unsure/split panel with no escalation judge configured. Undecided
 injections are out of the detection-rate denominator and counted beside it
-(`scoring.paper_detection`). A reviewer that failed on the copy gets `unscored` for every
+(`scoring.papers.detection`). A reviewer that failed on the copy gets `unscored` for every
 injection, without calls. `unanimous` is None when no judge voted (quote matches, empty
 reviews), so agreement statistics over judges read n/a rather than 1.000. Each row's detail says
 whether the reviewer could see the injection (`visible`: its changed span inside the reviewer's

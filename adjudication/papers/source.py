@@ -2,7 +2,7 @@
 
 The main file first, then the other files in path order, each under a `% ==== file: <path> ====`
 header, so quotes stay verbatim and locations can name their file. (Same layout as the
-reviewers' `verifiers.paper_reviewer_llm.paper_text`: adjudication does not import verifiers.)
+reviewers' `verifiers.reviewers.llm.paper_text`: adjudication does not import verifiers.)
 """
 
 from __future__ import annotations

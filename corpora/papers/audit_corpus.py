@@ -81,6 +81,9 @@ class PaperCopy:
     skipped: list[dict[str, str]]
     invalid_draws: dict[str, int] = field(default_factory=dict)
     """Draws rejected by the meaning check (issue 15), by reason; each was re-drawn."""
+    draws: dict[str, int] = field(default_factory=dict)
+    """attempts (every draw validated), invalid (rejected by the meaning check), redrawn (invalid
+    draws in cells a later draw filled), unfilled (invalid draws in cells that ended skipped)."""
 
 
 class _CopyBuilder:
@@ -92,9 +95,11 @@ class _CopyBuilder:
         self.records: list[dict[str, Any]] = []
         self.invalid: Counter[str] = Counter()
         """Draws rejected as no meaningful printed change, by reason (re-drawn; reported in the truth)."""
+        self.attempts = 0
 
     def try_apply(self, proposal: Proposal) -> str | None:
         """Apply `proposal` if valid; the rejection reason otherwise."""
+        self.attempts += 1
         taken = [(r["file"], r["start"], r["end"]) for r in self.records]
         result = validate(self.files, self.paper.compiled, proposal, taken, self.paper.main_file, self.engine,
                           self.same_maths)  # fmt: skip
@@ -169,7 +174,9 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
         builder = _CopyBuilder(paper, k, engine, same_maths)
         applied: list[tuple[str, str, SubType, dict[str, Any]]] = []
         skipped: list[dict[str, str]] = []
+        draws = {"attempts": 0, "invalid": 0, "redrawn": 0, "unfilled": 0}
         for error_type in ERROR_TYPES:
+            invalid_before = sum(builder.invalid.values())
             severity = severities[error_type]
             rng = paper_rng(seed, paper.paper_id, f"copy-{k}", error_type)
             options = reg.for_combination(error_type, severity, variant)
@@ -182,9 +189,11 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
                 record, reason = await _inject_one(builder, subtype, rng, proposer, cache, max_llm_attempts)
                 if record is not None:
                     applied.append((error_type, severity, subtype, record))
+                    draws["redrawn"] += sum(builder.invalid.values()) - invalid_before
                     break
                 reasons.append(f"{subtype.name}: {reason}")
             else:
+                draws["unfilled"] += sum(builder.invalid.values()) - invalid_before
                 skipped.append({"error_type": error_type, "severity": severity, "subtype": first.name,
                                 "reason": "; ".join(reasons)})  # fmt: skip
         # records are shifted in place by later edits of the same file, so read them only now
@@ -193,7 +202,8 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
                       mechanism=st.mechanism, **record)
             for n, (t, sev, st, record) in enumerate(applied, start=1)
         ]  # fmt: skip
-        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped, dict(builder.invalid)))
+        draws.update(attempts=builder.attempts, invalid=sum(builder.invalid.values()))
+        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped, dict(builder.invalid), draws))
     return copies
 
 
@@ -214,6 +224,7 @@ def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | Non
              "skipped": copy.skipped, "tex_engine": engine}  # fmt: skip
     if copy.copy:
         extra["invalid_draws"] = copy.invalid_draws
+        extra["draws"] = copy.draws
     item = {"item_id": item_id, "kind": "paper_copy", "corpus": corpus, "split": None,
             "payload_json": json.dumps(payload, sort_keys=True, ensure_ascii=False), "source": str(paper.root)}  # fmt: skip
     truth = {"item_id": item_id, "label": None, "extra_json": json.dumps(extra, sort_keys=True, ensure_ascii=False)}

@@ -28,7 +28,7 @@ class SubType:
     severity: str
     mechanism: Mechanism
     rule: str | None
-    """Name of the rule injector (`corpora.paper_injectors.RULES`); None for LLM sub-types."""
+    """Name of the rule injector (`corpora.papers.injectors.RULES`); None for LLM sub-types."""
     description: str
     """The mechanism block given verbatim to the proposer."""
     eligibility: str

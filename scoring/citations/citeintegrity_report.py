@@ -1,6 +1,6 @@
 """The CiteIntegrity audit report: the paper's tables (reference 003) side by side with ours.
 
-Input is the JSON-able dict `verifiers.citeintegrity_experiments.run_audit` returns; output is
+Input is the JSON-able dict `verifiers.citations.citeintegrity_experiments.run_audit` returns; output is
 Markdown (and HTML from it). The paper's figures are data here (`PAPER`), so every row prints
 "paper | ours" and a reader sees at once where a record set departs from the 776-record snapshot.
 """

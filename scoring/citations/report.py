@@ -4,7 +4,7 @@ Writes into `out_dir`: `report.md` and `report.html` and the tables as CSV and J
 (`leaderboard.*`, `said.csv`, `subtests.csv`, `per_type.csv`, `per_tier.csv`, `ppv_sweep.csv`,
 `fold_ablation.*`, `mde.csv`, `pairwise.csv` and `ranking.csv` with two or more scored systems:
 paired bootstrap CIs of their MCC differences with Holm and BH adjusted p-values, and a
-Plackett–Luce ranking with bootstrap CIs, see `scoring.system_comparisons`) and the PNGs (`type_heatmap.png`, `tier_bars.png`,
+Plackett–Luce ranking with bootstrap CIs, see `scoring.citations.system_comparisons`) and the PNGs (`type_heatmap.png`, `tier_bars.png`,
 `ppv_prevalence.png`, `risk_coverage.png`; `said_bars.png` on an unlabelled corpus).
 Everything is rebuilt from the `CitationScore`s and the `ReportContext` alone. Returns the
 written paths (log them as MLflow artifacts).

@@ -3,7 +3,7 @@
 This is the logic behind `jobs/score_predictions.py`: the JSON's metric keys are HALLMARK's own,
 so a maintainer can diff it with a released `baseline_results/*.json`. With eval mode "both" the
 top level holds the conservative numbers and `"eval_modes"` holds both blocks. Every key of
-HALLMARK's EvaluationResult is written, in its order (`scoring.hallmark_result`), then ours;
+HALLMARK's EvaluationResult is written, in its order (`scoring.citations.hallmark_result`), then ours;
 `hallmark_only=True` (`jobs/score_predictions.py --hallmark-keys-only`) writes HALLMARK's keys
 alone, so the file diffs key for key against a released result. Undefined numbers are written as
 null (never NaN), except where HALLMARK writes 0.0 for a structurally undefined per-type rate.

@@ -6,7 +6,9 @@ writes into `out_dir`: `paper_metrics.csv` (every metric row), `paper_report.md`
 and the unscored counts beside them; false-positive rates with FP / ambiguous counts; reviewer
 comparisons with sign-reversal fractions; the severity trend tests; judge agreement, unanimity
 and escalation; self-preference; leave-one-judge-out; neighbour coupling; inter-reviewer
-agreement) and the PNGs (`dose_response.png`, `false_positive_rate.png`,
+agreement; the controls beside each reviewer and the audit's validity; the natural-error track
+(errata from the papers' histories) apart from the injected errors; injection-validity counts)
+and the PNGs (`dose_response.png`, `false_positive_rate.png`,
 `judge_agreement_detection.png`, `judge_agreement_false_positive.png`, `reviewer_agreement.png`).
 Returns the written paths (log them as MLflow artifacts).
 """
@@ -23,35 +25,64 @@ from typing import Any
 import pyarrow as pa
 
 from scoring.papers.figures import agreement_matrix, dose_response, false_positive_bars
-from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.metrics import CONTROL_PREFIX, NULL_TOLERANCE, audit_validity, paper_audit_metrics
 from scoring.papers.verdicts import ERROR_TYPES, SEVERITIES
 
 Table = tuple[list[str], list[list[str]]]
 
-CONTROL_PREFIX = "control:"
-NULL_TOLERANCE = 0.05
-"""The null control may detect at most this share of injections (`adjudication.controls`)."""
-
-
-def audit_validity(rows: Sequence[dict]) -> str | None:
-    """The reason the audit is invalid (its null control detects more than the tolerance), else None."""
-    for r in rows:
-        if (r["system"] == CONTROL_PREFIX + "null" and r["metric"] == "detection_rate" and r["stratum"] == "all"
-                and r["value"] is not None and math.isfinite(r["value"]) and r["value"] > NULL_TOLERANCE):
-            return (f"AUDIT INVALID: the null control (a review with no findings) scored detection rate "
-                    f"{r['value']:.3f} > {NULL_TOLERANCE:.2f}; the adjudication awards detections to nothing.")
-    return None
-
-
-def _controls(rows: Sequence[dict]) -> Table:
+def _controls(rows: Sequence[dict], track: str = "all") -> Table:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
     reviewers = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and " vs " not in r["system"]
-                        and not r["system"].startswith(CONTROL_PREFIX)})
-    head = ["reviewer", "detection", "null control", "random-quote control", "shuffled-review control"]
-    null = _fmt(idx.get((CONTROL_PREFIX + "null", "detection_rate", "all")))
-    rand = _fmt(idx.get((CONTROL_PREFIX + "random_quote", "detection_rate", "all")))
-    body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), null, rand,
-             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", "all")))] for s in reviewers]
+                        and r["system"] != "all" and not r["system"].startswith(CONTROL_PREFIX)})
+    head = ["reviewer", "detection", "null control", "null control over all (undecided / all)",
+            "random-quote control", "random-quote over all", "shuffled-review control", "shuffled over all"]
+    null, rand = CONTROL_PREFIX + "null", CONTROL_PREFIX + "random_quote"
+    body = [[s, _fmt(idx.get((s, "detection_rate", track))), _fmt(idx.get((null, "detection_rate", track))),
+             f"{_fmt(idx.get((null, 'detection_over_all', track)))} ({_count(idx.get((null, 'undecided_injections', track)))}"
+             f"/{_count(idx.get((null, 'all_injections', track)))})",
+             _fmt(idx.get((rand, "detection_rate", track))), _fmt(idx.get((rand, "detection_over_all", track))),
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", track))),
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_over_all", track)))] for s in reviewers]
+    return head, body
+
+
+def _audit_count(rows: Sequence[dict], metric: str, default: int | None = None) -> int | None:
+    for r in rows:
+        if r["system"] == "all" and r["metric"] == metric and r["stratum"] == "all" and math.isfinite(r["value"]):
+            return int(r["value"])
+    return default
+
+
+def _validity_table(rows: Sequence[dict]) -> Table:
+    names = [("injection_attempts", "draws tried"), ("injection_invalid_draws", "rejected by the meaning check"),
+             ("injection_redrawn", "of those, re-drawn into a filled cell"),
+             ("injection_unfilled_invalid", "of those, in cells left skipped"),
+             ("injections_applied", "injections applied"), ("injection_cells_skipped", "cells skipped"),
+             ("natural_copies", "natural-error copies"), ("natural_errata", "natural errata")]
+    body = [[label, str(v)] for m, label in names if (v := _audit_count(rows, m)) is not None]
+    return ["count", "value"], body
+
+
+def _detection_table(rows: Sequence[dict], track: str) -> Table:
+    """Detection per reviewer in one track ("all" = injected errors, "track=natural" = errata)."""
+    idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
+
+    def st(part: str | None = None) -> str:
+        if track == "all":
+            return part or "all"
+        return track if part is None else f"{track}|{part}"
+
+    systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and r["stratum"] == st()
+                      and " vs " not in r["system"]})
+    head = ["reviewer", "over decided", "over visible", "over all injections", *ERROR_TYPES, "scored", "undecided",
+            "unscored", "visible / all"]
+    body = [[s, _fmt(idx.get((s, "detection_rate", st()))), _fmt(idx.get((s, "detection_rate", st("visible=yes")))),
+             _fmt(idx.get((s, "detection_over_all", st()))),
+             *[_fmt(idx.get((s, "detection_rate", st(f"type={t}")))) for t in ERROR_TYPES],
+             str(idx[(s, "detection_rate", st())]["n"]), _count(idx.get((s, "undecided_injections", st()))),
+             _count(idx.get((s, "unscored_injections", st()))),
+             f"{_count(idx.get((s, 'visible_injections', st())))} / {_count(idx.get((s, 'all_injections', st())))}"]
+            for s in systems]
     return head, body
 
 
@@ -81,13 +112,14 @@ def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
 
 def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
-    systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate"})
-    det_head = ["reviewer", "total", "visible only", *ERROR_TYPES, "scored", "undecided", "unscored", "not visible"]
-    det_body = [[s, _fmt(idx.get((s, "detection_rate", "all"))), _fmt(idx.get((s, "detection_rate", "visible=yes"))),
-                 *[_fmt(idx.get((s, "detection_rate", f"type={t}"))) for t in ERROR_TYPES],
-                 str(idx[(s, "detection_rate", "all")]["n"]), _count(idx.get((s, "undecided_injections", "all"))),
-                 _count(idx.get((s, "unscored_injections", "all"))), _count(idx.get((s, "invisible_injections", "all")))]
-                for s in systems]
+    systems = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and r["stratum"] == "all"})
+    n_boot = _audit_count(rows, "bootstrap_resamples")
+    n_paired = _audit_count(rows, "paired_resamples")
+    n_perm = _audit_count(rows, "trend_permutations")
+    boot = f"{n_boot:,} resamples" if n_boot else "resample count not recorded"
+    paired = f"{n_paired:,} resamples" if n_paired else "resample count not recorded"
+    perm = f"at most {n_perm:,} random relabellings" if n_perm else "random relabellings"
+    natural = any(r["stratum"].startswith("track=natural") for r in rows)
     sev_head = ["reviewer", "type", *SEVERITIES]
     sev_body = [[s, t, *[_fmt(idx.get((s, "detection_rate", f"type={t}|severity={v}")), 2) for v in SEVERITIES]]
                 for s in systems for t in ERROR_TYPES]
@@ -98,24 +130,31 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
                 _count(idx.get((s, "undecided_flags", "all")))]
                for s in fp_systems]
     judge_rows = [r for r in rows if r["system"] == "all" or r["metric"] not in ("pearson_r", "cohen_kappa")]
-    return [
+    has_null = any(r["system"] == CONTROL_PREFIX + "null" for r in rows)
+    sections = [
         ("Controls", "Each reviewer's detection rate beside the built-in controls scored by the same adjudication: "
          "a null reviewer (no findings), a random-quote reviewer (quotes random sentences of the paper) and the "
          f"reviewer's own reviews scored against another paper's injections. A null control above "
-         f"{NULL_TOLERANCE:.0%} makes the audit invalid.", _controls(rows)),
-        ("Detection rate", "Detected / scored injections; paper-level bootstrap 95% CI (2,000 resamples). "
-         "Undecided injections (judges could not reach a verdict with evidence in the review) are out of the "
-         "denominator and counted.",
-         (det_head, det_body)),
+         f"{NULL_TOLERANCE:.0%} of all its injections (undecided ones counted in the denominator; in brackets: "
+         "undecided / all) makes the audit invalid."
+         + ("" if has_null else " No control verdicts in this table: the audit's validity is not checked."),
+         _controls(rows)),
+        ("Detection rate (injected errors)", f"Detected / decided injections; paper-level bootstrap 95% CI ({boot}). "
+         "Undecided injections (judges could not reach a verdict with evidence in the review) are out of that "
+         "denominator and counted; 'over visible' counts only injections inside what the reviewer was shown, "
+         "'over all injections' keeps undecided and unscored ones in the denominator.",
+         _detection_table(rows, "all")),
         ("Detection by severity", "Dose-response: detection rate per error type and severity (S1 subtle … S3 "
          "blatant).", (sev_head, sev_body)),
         ("False-positive rate", "False-positive flags / flags on clean copies that an independent adjudicator "
          "rated; n/a when none was; undecided flags are counted, not rated.", (fp_head, fp_body)),
-        ("Reviewer comparisons", "Paired paper-level bootstrap (10,000): difference and the share of resamples "
-         "whose sign reverses (significant below 0.05).", _long(rows, ("detection_diff", "sign_reversal"))),
-        ("Severity trend", "Page's L (mid-ranks), within-paper permutation p, Benjamini–Hochberg within each "
-         "family (pooled reviewers; each reviewer).", _long(rows, ("trend_page_l", "trend_p", "trend_p_bh",
-                                                                  "trend_reject"))),
+        ("Reviewer comparisons", f"Paired paper-level bootstrap ({paired}): "
+         "difference and the share of resamples whose sign reverses (significant below 0.05).",
+         _long([r for r in rows if not r["stratum"].startswith("track=")], ("detection_diff", "sign_reversal"))),
+        ("Severity trend", f"Page's L (mid-ranks), within-paper permutation p ({perm} when exact enumeration is "
+         "too large), "
+         "Benjamini–Hochberg within each family (pooled reviewers; each reviewer).",
+         _long(rows, ("trend_page_l", "trend_p", "trend_p_bh", "trend_reject"))),
         ("Judge agreement", "First-round panel votes: pairwise Pearson r and Cohen's kappa; unanimity, escalation "
          "and escalation reversals.", _long(judge_rows, ("pearson_r", "cohen_kappa", "unanimity_rate",
                                                          "first_round_unanimity_rate", "escalation_rate",
@@ -136,6 +175,21 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
                                              ("pearson_r", "cohen_kappa", "paper_rate_r", "mean_paper_rate_r",
                                               "dispersion_ratio", "mean_dispersion_ratio"))),
     ]
+    if natural:
+        sections[3:3] = [
+            ("Natural errors (errata from the papers' histories)", "Real errors a later commit of the paper's "
+             "repository fixed (an equation, a number or a reference); each copy is the paper before the fix and "
+             f"the fix is its truth. Scored like injected errors, reported apart; bootstrap over papers ({boot}).",
+             _detection_table(rows, "track=natural")),
+            ("Natural-error controls", "The controls of the table above on the natural-error copies.",
+             _controls(rows, "track=natural")),
+            ("Natural-error reviewer comparisons", f"As above, on the natural errors ({paired}).",
+             _long([r for r in rows if r["stratum"].startswith("track=natural")], ("detection_diff", "sign_reversal"))),
+        ]
+    sections.append(("Injection validity", "Every drawn injection is checked to change meaning in printed text "
+                     "(corpora/papers/validator.py); a rejected draw is re-drawn from the same schedule cell; a cell "
+                     "with no valid draw is skipped. Counts over the corpus.", _validity_table(rows)))
+    return sections
 
 
 def _md_table(t: Table) -> str:
@@ -166,16 +220,19 @@ def _write_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> Path
 
 def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str = "paper-audit",
                        families: Mapping[str, str] | None = None, metrics: pa.Table | None = None,
-                       title: str = "Paper audit", **metric_kwargs: Any) -> list[Path]:
+                       title: str = "Paper audit", truth: pa.Table | None = None,
+                       **metric_kwargs: Any) -> list[Path]:
     """Write the Markdown and HTML report, the metric CSV and the figures; return their paths.
 
     `metrics` (a METRIC_SCHEMA table) skips recomputation; otherwise `paper_audit_metrics(verdicts,
-    run_id=run_id, families=families, **metric_kwargs)` is used.
+    run_id=run_id, families=families, truth=truth, **metric_kwargs)` is used. Every count the text
+    quotes (bootstrap resamples, controls, visibility, undecided, injection validity) is a row of
+    that table.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = metrics if metrics is not None else paper_audit_metrics(verdicts, run_id=run_id, families=families,
-                                                                    **metric_kwargs)
+                                                                    truth=truth, **metric_kwargs)
     rows = table.to_pylist()
     figures = [
         dose_response(rows, out / "dose_response.png"),

@@ -82,3 +82,22 @@ def test_a_null_control_above_the_tolerance_invalidates_the_audit():
     row = {"system": "control:null", "metric": "detection_rate", "stratum": "all", "value": 0.2}
     assert "AUDIT INVALID" in audit_validity([row])
     assert audit_validity([row | {"value": 0.05}]) is None
+
+
+def test_shuffled_reviews_stay_within_their_track():
+    def copy(paper: str, n: int, track: str | None) -> tuple[str, dict, dict]:
+        item = f"{paper}/copy-{n}" if track is None else f"{paper}/erratum-{n}"
+        extra = {"paper_id": paper, "copy": n, "clean": False, "injections": []} | ({"track": track} if track else {})
+        return item, {"files": {"main.tex": P2_TEXT}}, extra
+
+    made = [copy("P1", 1, None), copy("P2", 1, None), copy("N1", 1, "natural"), copy("N2", 1, "natural"),
+            copy("N2", 2, "natural")]
+    payloads = {i: p for i, p, _ in made}
+    truths = {i: t for i, _, t in made}
+    outputs = [Output(i, detail={"review_text": "r", "prompt_style": "structured", "flags": []}).to_row("run", "rev", 0)
+               for i in payloads]
+    shuffled = {json.loads(c["detail_json"])["shuffled_from"]: c["item_id"]
+                for c in control_cases(payloads, truths, {"rev": outputs}) if c["system"] == "control:shuffled:rev"}
+    assert shuffled == {"P1/copy-1": "P2/copy-1", "P2/copy-1": "P1/copy-1",  # injected against injected
+                        "N1/erratum-1": "N2/erratum-1",  # natural against natural, never an injected copy
+                        "N2/erratum-1": "N1/erratum-1", "N2/erratum-2": "N1/erratum-1"}  # fewer copies: cyclic

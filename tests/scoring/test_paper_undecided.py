@@ -28,8 +28,10 @@ def test_undecided_injections_leave_the_denominator_and_are_reported():
     assert idx[("rev", "unscored_injections", "all")]["value"] == 1
     # Quote matches and empty reviews had no judges: unanimity is n/a, not 1.000.
     assert math.isnan(idx[("rev", "unanimity_rate", "all")]["value"])
+    # over all injections, undecided and unscored ones stay in the denominator: 1 / 5
+    assert idx[("rev", "detection_over_all", "all")]["value"] == 0.2 and idx[("rev", "detection_over_all", "all")]["n"] == 5
     (_, _, (head, body)) = _sections(metrics)[1]
-    assert head[-3:] == ["undecided", "unscored", "not visible"] and body[0][-3:] == ["2", "1", "0"]
+    assert head[-3:] == ["undecided", "unscored", "visible / all"] and body[0][-3:] == ["2", "1", "5 / 5"]
 
 
 def test_detection_is_reported_over_visible_injections_beside_all():

@@ -1,0 +1,521 @@
+"""Natural errors: real errata found in a paper's git history (issue 15, the "natural" track).
+
+Where a later commit fixes an equation, a number or a reference in the printed text of a paper,
+the paper as it stood before that commit is a copy with a real error, and the diff is its truth:
+the exact erroneous characters in the earlier copy (`changed_start`/`changed_end`, its
+`changed_injected` text) and the correction (`changed_original`). These copies are audited beside
+the injected ones with the same detection machinery and reported as a separate track.
+
+What counts as a fix (each rule names the reason a candidate is dropped, counted in
+`ErrataScan.rejected`):
+
+* commits with one parent only (a merge's diff is a whole branch); commits changing more than
+  `max_commit_hunks` hunks of the paper's `.tex` files are revisions, not errata;
+* a hunk replaces at most `max_lines` lines by at most `max_lines` lines (pure additions are new
+  text: new sections, new sentences; pure deletions remove text), the two blocks are similar
+  (difflib ratio >= `min_similarity`) and differ in at most `max_edits` localised places, each of
+  at most `max_changed_chars` characters;
+* the edit is printed on both sides (not in a comment, `\\iffalse` block or comment
+  environment), not whitespace or formatting only (`\\left`, spacing commands, `\\rm`, a number
+  written another way with the same value);
+* it touches a citation (`\\cite…`, type citations), a cross-reference (`\\ref`, `\\eqref`…, type
+  general), a number the paper prints as a quantity (`PaperIndex.numbers`: not a date, a label,
+  a figure number or a URL; type numerics) or maths (type mathematics); prose edits (typos,
+  wording) are not taken;
+* the same replacement made in `max_repeats` places or more of one commit is a notation change;
+  the same fix met again in another commit (merged from another branch) is taken once;
+* a citation key replaced by another while the old key named an entry of the paper's
+  bibliography is a key rename (the printed citation was right); an unresolved key is an error;
+* the edited file must be part of the paper loaded at the earlier commit.
+
+One copy per fixing commit: the paper folder as it stood at the commit's parent, its truth every
+accepted erratum of that commit. Errors fixed by later commits are also present in that copy and
+are not in its truth: a reviewer flagging them is not credited, which can only lower its rate.
+Git is read through its CLI (`git log`, `git diff`, `git show`, `git archive`); nothing is written
+to the repository.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from corpora.loaded_corpus import LoadedCorpus
+from corpora.papers.audit_corpus import Injection, PaperCopy, copy_rows
+from corpora.papers.latex_paper import CITE_RE, REF_RE, LatexPaper, load_latex_paper, unprinted_at
+from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
+
+__all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata_copies", "find_errata",
+           "paper_at_commit"]
+
+TRACK = "natural"
+KIND_TYPES = {"citation": "citations", "cross_reference": "general", "number": "numerics", "equation": "mathematics"}
+"""Erratum kind -> error type of the audit's taxonomy."""
+
+
+@dataclass(frozen=True)
+class ErrataSource:
+    """One paper repository to mine (a `[papers] errata_repos` entry)."""
+
+    repo: str
+    """A local git repository (a working copy or a bare one)."""
+    folder: str = ""
+    """The paper's folder inside the repository ("" for its root)."""
+    main_file: str | None = None
+    """The main file, relative to `folder` (found as `load_latex_paper` does when not given)."""
+    paper_id: str | None = None
+    """Paper id of the copies (default: the folder's name, else the repository's)."""
+    max_copies: int | None = None
+    """At most this many copies (the most recent fixing commits), None for all."""
+    rev: str = "HEAD"
+    """History mined: the commits reachable from this revision."""
+
+    def __post_init__(self) -> None:
+        if self.rev.startswith("-"):  # it reaches git's command line: never let it read as an option
+            raise ValueError(f"errata_repos entry for '{self.repo}': rev {self.rev!r} must name a revision, not an option")
+        if self.max_copies is not None and self.max_copies < 0:
+            raise ValueError(f"errata_repos entry for '{self.repo}': max_copies must be >= 0")
+
+    @classmethod
+    def parse(cls, entry: str | dict[str, Any]) -> ErrataSource:
+        if isinstance(entry, str):
+            return cls(repo=entry)
+        unknown = set(entry) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"errata_repos entry {entry!r}: unknown field(s) {sorted(unknown)}; "
+                             f"known: {sorted(cls.__dataclass_fields__)}")  # fmt: skip
+        if "repo" not in entry:
+            raise ValueError(f"errata_repos entry {entry!r}: 'repo' (a local git repository) is required")
+        return cls(**entry)
+
+    @property
+    def id(self) -> str:
+        return self.paper_id or PurePosixPath(self.folder).name or Path(self.repo).resolve().name.removesuffix(".git")
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """One real error: in `file` (relative to the paper folder) at commit `parent`, the characters
+    [changed_start, changed_end) read `erroneous`; commit `commit` made them `corrected`."""
+
+    commit: str
+    parent: str
+    subject: str
+    file: str
+    kind: str
+    start: int
+    end: int
+    old_block: str
+    new_block: str
+    changed_start: int
+    changed_end: int
+    erroneous: str
+    corrected: str
+
+    @property
+    def error_type(self) -> str:
+        return KIND_TYPES[self.kind]
+
+
+@dataclass
+class ErrataScan:
+    """What a scan of one repository found: the errata and, by reason, the candidates dropped."""
+
+    errata: list[Erratum] = field(default_factory=list)
+    rejected: Counter[str] = field(default_factory=Counter)
+    commits_scanned: int = 0
+    head: str = ""
+
+    def by_commit(self) -> dict[str, list[Erratum]]:
+        out: dict[str, list[Erratum]] = {}
+        for e in self.errata:
+            out.setdefault(e.commit, []).append(e)
+        return out
+
+
+class GitError(RuntimeError):
+    pass
+
+
+def _git(repo: str | Path, *args: str) -> bytes:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"git {' '.join(args[:3])} in {repo}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def _hunks(diff: str) -> list[tuple[str, int, int, int, int]]:
+    """(path, old_start, old_count, new_start, new_count) of every hunk of a `-U0` diff."""
+    out, path = [], None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = None if line[4:] == "/dev/null" else line[6:]
+        elif path and (m := _HUNK_RE.match(line)):
+            out.append((path, int(m.group(1)), int(m.group(2) or 1), int(m.group(3)), int(m.group(4) or 1)))
+    return out
+
+
+def _line_offsets(text: str) -> list[int]:
+    offs = [0]
+    for m in re.finditer("\n", text):
+        offs.append(m.end())
+    offs.append(len(text))
+    return offs
+
+
+def _block(text: str, start_line: int, count: int) -> tuple[int, int]:
+    offs = _line_offsets(text)
+    a = offs[min(start_line - 1, len(offs) - 1)]
+    b = offs[min(start_line - 1 + count, len(offs) - 1)]
+    return a, b
+
+
+_TOKEN = re.compile(r"[\w.]")
+_COMMAND_START = "\\"
+_FORMATTING = re.compile(
+    r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|rm|mathrm|quad|qquad|nonumber|notag)(?![a-zA-Z])"
+    r"|\\[,;!: ]|\\\\|&|\s+|[{}]|(?<!\d)[.,;](?!\d)"
+)
+"""Markup that changes layout, not meaning: sizing, spacing, alignment, line breaks, punctuation."""
+_PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?\?|TBD", re.I)
+"""An unfinished draft (a citation or number still to come) is not an erratum when it is filled in."""
+
+
+def _edits(old: str, new: str, max_gap: int = 8) -> list[tuple[int, int, int, int]]:
+    """Localised edits between two blocks: difflib regions closer than `max_gap` characters merged,
+    each widened to whole tokens (a digit changed inside 0.35 is the number 0.35 changed)."""
+    ops = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    merged: list[list[int]] = []
+    for _, o1, o2, n1, n2 in ops:
+        if merged and o1 - merged[-1][1] < max_gap and n1 - merged[-1][3] < max_gap:
+            merged[-1][1], merged[-1][3] = o2, n2
+        else:
+            merged.append([o1, o2, n1, n2])
+    out = []
+    for o1, o2, n1, n2 in merged:
+        # the text before and after an edit is equal on both sides: widen both by the same amount
+        while o1 > 0 and n1 > 0 and _TOKEN.match(old[o1 - 1]) and old[o1 - 1] == new[n1 - 1]:
+            o1, n1 = o1 - 1, n1 - 1
+        if o1 > 0 and n1 > 0 and old[o1 - 1] == _COMMAND_START == new[n1 - 1] and old[o1 : o1 + 1].isalpha():
+            o1, n1 = o1 - 1, n1 - 1  # a command's name: its backslash belongs to the edit
+        while o2 < len(old) and n2 < len(new) and _TOKEN.match(old[o2]) and old[o2] == new[n2]:
+            o2, n2 = o2 + 1, n2 + 1
+        if o1 == o2 and o1 > 0 and n1 > 0:  # an insertion: the erroneous copy's span holds the character before it
+            o1, n1 = o1 - 1, n1 - 1
+        out.append((o1, o2, n1, n2))
+    return out
+
+
+def _formatting_only(a: str, b: str) -> bool:
+    if _FORMATTING.sub("", a) == _FORMATTING.sub("", b):
+        return True
+    try:  # 0.50 -> 0.5, 1,000 -> 1000: the same number written another way
+        return float(a.replace(",", "").strip()) == float(b.replace(",", "").strip())
+    except ValueError:
+        return False
+
+
+def _overlaps(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
+    b = max(b, a + 1)
+    return any(s < b and e > a for s, e in spans)
+
+
+_ANY_LABEL = re.compile(r"\\[a-zA-Z]*label\s*\{[^}]*\}")
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d\b")
+_WORDS = re.compile(r"(?<![\\{a-zA-Z])[a-zA-Z]{2,}\s+[a-zA-Z]{2,}|(?<![\\{a-zA-Z])[a-zA-Z]{5,}")
+
+
+def _within(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
+    return any(s <= a and max(b, a + 1) <= e for s, e in spans)
+
+
+def _cmd_spans(rx: re.Pattern, text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in rx.finditer(text)]
+
+
+def _keys(rx: re.Pattern, text: str, a: int, b: int) -> set[str]:
+    return {k.strip() for m in rx.finditer(text) if m.start() < max(b, a + 1) and m.end() > a
+            for k in m.group(1).split(",") if k.strip()}
+
+
+def _resolved_keys(paper: LatexPaper, keys: set[str]) -> bool:
+    """Do all `keys` name entries of the paper's bibliography (so the printed citation was right)?"""
+    bib = "".join(paper.files[b] for b in paper.bib_files)
+    return bool(keys) and all(re.search(r"@\w+\s*\{\s*" + re.escape(k) + r"\s*,", bib) for k in keys)
+
+
+def _kind(old_text: str, new_text: str, o: tuple[int, int], n: tuple[int, int], paper: LatexPaper | None,
+          rel: str) -> str | None:
+    """Which printed thing in the erroneous copy an edit fixes (None: wording, labels, additions)."""
+    if _overlaps(_cmd_spans(_ANY_LABEL, old_text), *o):
+        return None  # a label is a name, never printed
+    for kind, rx in (("citation", CITE_RE), ("cross_reference", REF_RE)):
+        if _overlaps(_cmd_spans(rx, old_text), *o):
+            # a wrong key replaced; keys only added (more references) fix nothing that was wrong
+            return kind if _keys(rx, old_text, *o) - _keys(rx, new_text, *n) else None
+    if paper is None or rel not in paper.files:
+        return None
+    idx = paper.index
+    wrong, right = old_text[o[0] : o[1]], new_text[n[0] : n[1]]
+    if (_overlaps([(x.span.start, x.span.end) for x in idx.numbers if x.span.file == rel], *o)
+            and re.search(r"\d", wrong) and re.search(r"\d", right)):
+        return None if _YEAR.search(wrong) or _YEAR.search(right) else "number"  # a year names a work or a date
+    if _within([(s.start, s.end) for s in idx.display_math + idx.inline_math if s.file == rel], *o):
+        # words on either side: a stray `$` made prose look like maths
+        return None if _WORDS.search(wrong) or _WORDS.search(right) else "equation"
+    return None
+
+
+@dataclass
+class _Limits:
+    max_lines: int = 3
+    max_changed_chars: int = 120
+    max_edits: int = 3
+    min_similarity: float = 0.6
+    max_commit_hunks: int = 12
+    max_repeats: int = 2
+
+
+def _tex_in(path: str, folder: str) -> str | None:
+    """`path` relative to `folder` when it is a .tex file inside it."""
+    p = PurePosixPath(path)
+    if p.suffix != ".tex":
+        return None
+    if not folder:
+        return str(p)
+    try:
+        return str(p.relative_to(PurePosixPath(folder)))
+    except ValueError:
+        return None
+
+
+def _tex_specs(folder: str) -> list[str]:
+    base = f"{folder}/" if folder else ""
+    return [f":(glob){base}**/*.tex", f":(glob){base}**/*.bib"]
+
+
+def paper_at_commit(source: ErrataSource, commit: str) -> LatexPaper:
+    """The paper folder as it stood at `commit`: its .tex and .bib files (what `load_latex_paper`
+    reads; figures are never fetched) written into a temporary folder and loaded from there."""
+    listing = _git(source.repo, "ls-tree", "-r", "-z", commit, "--", source.folder or ".")  # no pathspec magic here
+    entries = []
+    for rec in listing.split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode != b"120000" and path.endswith((b".tex", b".bib")):  # symlinks are not followed out of the repository
+            entries.append((sha.decode(), path.decode()))
+    with tempfile.TemporaryDirectory(prefix="scrutineer-errata-") as tmp:
+        root = Path(tmp)
+        for sha, path in entries:
+            rel = _tex_in(path, source.folder) if path.endswith(".tex") else _rel(path, source.folder)
+            if rel is None:
+                continue
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(_git(source.repo, "cat-file", "blob", sha))
+        return load_latex_paper(root, main_file=source.main_file, paper_id=source.id)
+
+
+def _rel(path: str, folder: str) -> str | None:
+    try:
+        return str(PurePosixPath(path).relative_to(PurePosixPath(folder))) if folder else path
+    except ValueError:
+        return None
+
+
+def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: int = 120, max_edits: int = 3,
+                min_similarity: float = 0.6, max_commit_hunks: int = 12, max_repeats: int = 2) -> ErrataScan:
+    """Every erratum in the history of `source` (newest commit first); see the module docstring."""
+    lim = _Limits(max_lines, max_changed_chars, max_edits, min_similarity, max_commit_hunks, max_repeats)
+    scan = ErrataScan(head=_git(source.repo, "rev-parse", source.rev).decode().strip())
+    log = _decode(_git(source.repo, "log", "--format=%H%x09%P%x09%s", source.rev, "--", source.folder or "."))
+    papers: dict[str, LatexPaper | None] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for line in log.splitlines():
+        commit, parents, subject = (line.split("\t", 2) + [""])[:3]
+        parents_l = parents.split()
+        scan.commits_scanned += 1
+        if len(parents_l) != 1:
+            scan.rejected["merge or root commit"] += 1
+            continue
+        parent = parents_l[0]
+        if re.match(r"(Revert|Merge)\b", subject):
+            scan.rejected["revert or merge commit"] += 1
+            continue
+        try:  # only .tex files: a snapshot may lack large blobs (figures) nobody needs here
+            diff = _decode(_git(source.repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", parent,
+                                commit, "--", *_tex_specs(source.folder)))  # fmt: skip
+        except GitError:
+            scan.rejected["commit not readable"] += 1
+            continue
+        hunks = [(rel, *h[1:]) for h in _hunks(diff) if (rel := _tex_in(h[0], source.folder)) is not None]
+        if not hunks:
+            continue
+        if len(hunks) > lim.max_commit_hunks:
+            scan.rejected[f"commit changes more than {lim.max_commit_hunks} hunks (a revision)"] += len(hunks)
+            continue
+        found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers)
+        repeats = Counter((e.erroneous, e.corrected) for e in found)
+        for e in found:
+            if repeats[(e.erroneous, e.corrected)] >= lim.max_repeats:
+                scan.rejected["same replacement in many places (a notation change)"] += 1
+            elif (e.file, e.old_block, e.new_block) in seen:
+                scan.rejected["the same fix in another commit (another branch)"] += 1
+            else:
+                seen.add((e.file, e.old_block, e.new_block))
+                scan.errata.append(e)
+    return scan
+
+
+def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str, hunks: list, lim: _Limits,
+                   scan: ErrataScan, papers: dict[str, LatexPaper | None]) -> list[Erratum]:
+    texts: dict[tuple[str, str], str | None] = {}
+
+    def text_at(rev: str, rel: str) -> str | None:
+        if (rev, rel) not in texts:
+            path = f"{source.folder}/{rel}" if source.folder else rel
+            try:
+                texts[(rev, rel)] = _decode(_git(source.repo, "show", f"{rev}:{path}"))
+            except GitError:
+                texts[(rev, rel)] = None
+        return texts[(rev, rel)]
+
+    def paper() -> LatexPaper | None:
+        if parent not in papers:
+            try:
+                papers[parent] = paper_at_commit(source, parent)
+            except (GitError, ValueError, OSError):
+                papers[parent] = None
+        return papers[parent]
+
+    found = []
+    for rel, os_, oc, ns, nc in hunks:
+        if oc == 0 or nc == 0:
+            scan.rejected["lines added or removed only (new or dropped text)"] += 1
+            continue
+        if oc > lim.max_lines or nc > lim.max_lines:
+            scan.rejected[f"more than {lim.max_lines} lines replaced (a rewrite)"] += 1
+            continue
+        old_text, new_text = text_at(parent, rel), text_at(commit, rel)
+        if old_text is None or new_text is None:
+            scan.rejected["file missing on one side"] += 1
+            continue
+        a, b = _block(old_text, os_, oc)
+        c, d = _block(new_text, ns, nc)
+        old, new = old_text[a:b], new_text[c:d]
+        if difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < lim.min_similarity:
+            scan.rejected["blocks too different (a rewrite)"] += 1
+            continue
+        edits = _edits(old, new)
+        if len(edits) > lim.max_edits:
+            scan.rejected[f"more than {lim.max_edits} edits in one hunk (a rewrite)"] += 1
+            continue
+        for o1, o2, n1, n2 in edits:
+            wrong, right = old[o1:o2], new[n1:n2]
+            if max(len(wrong), len(right)) > lim.max_changed_chars:
+                scan.rejected[f"edit longer than {lim.max_changed_chars} characters"] += 1
+                continue
+            if unprinted_at(old_text, a + o1, a + o2) or unprinted_at(new_text, c + n1, c + n2):
+                scan.rejected["in a comment or unprinted block"] += 1
+                continue
+            if _PLACEHOLDER.search(wrong):
+                scan.rejected["a draft placeholder filled in"] += 1
+                continue
+            if _formatting_only(wrong, right):
+                scan.rejected["whitespace or formatting only"] += 1
+                continue
+            p = paper()
+            if p is None or rel not in p.files or rel in p.bib_files:
+                scan.rejected["file not part of the paper at the earlier commit"] += 1
+                continue
+            kind = _kind(old_text, new_text, (a + o1, a + o2), (c + n1, c + n2), p, rel)
+            if kind is None:
+                scan.rejected["prose edit (not an equation, number or reference)"] += 1
+                continue
+            if kind == "citation" and _resolved_keys(p, _keys(CITE_RE, old_text, a + o1, a + o2)
+                                                     - _keys(CITE_RE, new_text, c + n1, c + n2)):
+                scan.rejected["citation key renamed (the old key resolved)"] += 1
+                continue
+            found.append(Erratum(commit, parent, subject, rel, kind, a, b, old, new, a + o1, a + o2, wrong, right))
+    return found
+
+
+def errata_copies(source: ErrataSource, scan: ErrataScan, corpus: str) -> tuple[list[dict], list[dict]]:
+    """Item and truth rows of the natural-error copies of one repository (newest fixing commit first)."""
+    items, truth = [], []
+    commits = list(scan.by_commit().items())
+    if source.max_copies is not None:
+        commits = commits[: source.max_copies]
+    for n, (commit, errata) in enumerate(commits, start=1):
+        paper = paper_at_commit(source, errata[0].parent)
+        injections = []
+        for k, e in enumerate(errata, start=1):
+            if paper.files.get(e.file, "")[e.changed_start : e.changed_end] != e.erroneous:
+                # truth whose offsets miss the copy's text would score nonsense: leave it out, counted
+                scan.rejected["offsets do not hold in the loaded copy"] += 1
+                continue
+            injections.append(Injection(
+                injection_id=f"{source.id}/erratum-{commit[:10]}/{k}", error_type=e.error_type, severity="natural",
+                subtype=f"natural:{e.kind}", file=e.file, start=e.start, end=e.end, original=e.new_block,
+                injected=e.old_block, rationale=f"fixed by commit {commit[:10]}: {e.subject}", mechanism="natural",
+                changed_start=e.changed_start, changed_end=e.changed_end, changed_original=e.corrected,
+                changed_injected=e.erroneous))  # fmt: skip
+        if not injections:
+            continue
+        item, t = copy_rows(paper, PaperCopy(source.id, n, paper.files, injections, []), corpus, None)
+        item_id = f"{source.id}/erratum-{commit[:10]}"
+        extra = json.loads(t["extra_json"])
+        extra.update(track=TRACK, erratum={"repo": str(source.repo), "folder": source.folder, "commit": commit,
+                                           "parent": errata[0].parent, "subject": errata[0].subject})  # fmt: skip
+        extra.pop("invalid_draws", None)
+        extra.pop("draws", None)
+        item.update(item_id=item_id, source=f"{source.repo}@{errata[0].parent[:10]}:{source.folder}")
+        t.update(item_id=item_id, extra_json=json.dumps(extra, sort_keys=True, ensure_ascii=False))
+        items.append(item)
+        truth.append(t)
+    return items, truth
+
+
+def add_natural_track(corpus: LoadedCorpus, sources: Iterable[str | dict[str, Any] | ErrataSource],
+                      **limits: Any) -> tuple[LoadedCorpus, dict[str, ErrataScan]]:
+    """`corpus` plus the natural-error copies of every source; the version also names each
+    repository's mined revision, the limits and this module's code."""
+    items, truth = corpus.items.to_pylist(), corpus.truth.to_pylist()
+    errors = list(corpus.errors)
+    digest = hashlib.sha256(corpus.version.encode() + Path(__file__).read_bytes()
+                            + json.dumps(limits, sort_keys=True).encode())  # fmt: skip
+    scans: dict[str, ErrataScan] = {}
+    for entry in sources:
+        source = entry if isinstance(entry, ErrataSource) else ErrataSource.parse(entry)
+        try:  # a configured track that silently vanished would publish an audit without it: stop here
+            scan = find_errata(source, **limits)
+            new_items, new_truth = errata_copies(source, scan, corpus.name)
+        except (GitError, ValueError, OSError) as exc:
+            raise ValueError(f"[papers] errata_repos: '{source.repo}' (folder '{source.folder}') not read: {exc}") from exc
+        scans[source.id] = scan
+        digest.update(json.dumps(asdict(source), sort_keys=True).encode() + scan.head.encode())
+        items += new_items
+        truth += new_truth
+    return (LoadedCorpus(corpus.name, digest.hexdigest()[:12], corpus.split, table_from_rows(items, ITEM_SCHEMA),
+                         table_from_rows(truth, TRUTH_SCHEMA), errors), scans)  # fmt: skip
