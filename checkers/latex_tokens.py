@@ -142,6 +142,9 @@ def normalise(tokens: list[Token]) -> list[Token]:
             env += 1
         elif tok.kind == "cmd" and tok.text == "\\end":
             env -= 1
+        if tok.kind == "cmd" and tok.text == "\\qty" and texts[1:2] in (["("], ["["]):  # physics package: sized brackets
+            i += 1
+            continue
         if env <= 0 and ((tok.kind == "op" and tok.text == "&") or (tok.kind == "cmd" and tok.text == "\\\\")):
             i += 1
             continue

@@ -511,8 +511,24 @@ def clean_statement(text: str) -> str:
     return _TRAILING.sub("", _LABELS.sub(" ", text)).strip()
 
 
+def printed_tolerance(text: str) -> float:
+    """Relative tolerance implied by the least precise decimal printed in `text` (`1.3` -> 0.05):
+    a paper's rounded value is not an error."""
+    sig = [len(m.group(0).replace(".", "").lstrip("0")) for m in re.finditer(r"[0-9]*\.[0-9]+", text)]
+    sig = [n for n in sig if n > 0]
+    return 0.5 * 10.0 ** (1 - min(sig)) if sig else 0.0
+
+
+def _defines(lhs: sp.Expr, rhs: sp.Expr) -> bool:
+    """`a = expr` with `a` a bare symbol not in `expr`: it names or solves for `a`, it is no identity."""
+    return (isinstance(lhs, sp.Symbol) and lhs not in getattr(rhs, "free_symbols", set())) or (
+        isinstance(rhs, sp.Symbol) and rhs not in getattr(lhs, "free_symbols", set()))
+
+
 def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
     kind = "math.statement"
+    if op == "=" and _defines(lhs, rhs) and not (lhs.is_number or rhs.is_number):
+        return CheckResult(kind, "skipped", "defines a symbol (x = expression without x), not an identity")
     if op == "=":
         return compare_sides(kind, inp, lhs, rhs)
     if op in ("<", ">", "<=", ">="):
@@ -534,6 +550,7 @@ def check_statement(payload: dict[str, Any]) -> CheckResult:
     kind = "math.statement"
     inp = MathInput(payload, paper=True)
     text = clean_statement(inp.field("statement"))
+    inp.tolerance = max(inp.tolerance, printed_tolerance(text))
     try:
         exprs, ops = inp.chain(text)
     except (UnsureParse, UnknownCommand) as exc:
