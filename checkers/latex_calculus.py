@@ -124,8 +124,9 @@ class CalculusMixin:
         body = self.promote_functions(body, plain)
         if isinstance(body, sp.MatrixBase):
             raise UnsureParse("derivative of a vector")
+        defined = getattr(self, "defined", set())
         for var in plain:
-            if var not in body.free_symbols:
+            if var not in body.free_symbols and not {s.name for s in body.free_symbols} & defined:
                 raise UnsureParse(f"the differentiated expression does not contain {var}: it may depend on it "
                                   "implicitly, which the text does not say")  # fmt: skip
         return sp.Derivative(body, *variables)

@@ -283,6 +283,8 @@ class Parser(CalculusMixin):
                 annotated = self.annotated_relation()
                 self.i = save
                 return not annotated
+            if name in ("vert", "lvert", "rvert"):
+                return not self.abs_open and name != "rvert"
             return name not in MUL_COMMANDS and name not in RELATIONS and name not in _STOPS
         return False
 
@@ -487,6 +489,8 @@ class Parser(CalculusMixin):
         if name in GREEK:
             return self.symbol(name)
         if name in NAME_COMMANDS:
+            if name in ("mathbf", "boldsymbol", "bm"):
+                self.note(f"\\{name} symbol read as a scalar (it may be a vector or a matrix)")
             word = self.braced_name()
             if word == "e":
                 return sp.E
@@ -500,6 +504,8 @@ class Parser(CalculusMixin):
                 raise UnsureParse(f"{word}(...) may be a function the parser does not know")
             return self.symbol(word)
         if name in ACCENTS:
+            if name == "vec":
+                self.note("\\vec symbol read as a scalar")
             return self.symbol(f"{name}_{self.braced_name()}")
         if name in SYMBOL_COMMANDS:
             return sp.Symbol(SYMBOL_COMMANDS[name])

@@ -50,7 +50,9 @@ SYMBOL_COMMANDS = {
     "oplus": "earth",
 }
 RELATIONS = {"=": "=", "<": "<", ">": ">", "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=",
-             "approx": "~", "simeq": "~", "neq": "!=", "ne": "!="}  # fmt: skip
+             "approx": "~", "simeq": "~", "neq": "!=", "ne": "!=",
+             "equiv": "def", "coloneqq": "def", "triangleq": "def", "doteq": "def", "propto": "propto", "sim": "sim",
+             "Rightarrow": "implies", "Leftrightarrow": "implies", "implies": "implies", "iff": "implies"}  # fmt: skip
 MUL_COMMANDS = {"cdot", "times"}
 RELATION_OPS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "!="}
 

@@ -91,8 +91,11 @@ class MathInput:
         if not isinstance(text, str):
             raise CheckInputError("expression must be a string")
         text = expand_macros(text, self.macros) if self.macros else text
-        return Parser(text, self.syntax, self.functions, self.log_base, getattr(self, "coordinates", ()),
-                      self.log_base_stated)  # fmt: skip
+        parser = Parser(text, self.syntax, self.functions, self.log_base, getattr(self, "coordinates", ()),
+                        self.log_base_stated)  # fmt: skip
+        # a symbol given by `definitions` (r = sqrt(x^2+...)) depends on the variables it is defined in
+        parser.defined = set(getattr(self, "definitions", {}) or {})
+        return parser
 
     def expr(self, text: str) -> sp.Expr:
         parser = self.parser(text)
@@ -124,8 +127,12 @@ class MathInput:
     def substitute(self, value: sp.Expr) -> sp.Expr:
         if not getattr(self, "definitions", None):
             return value
-        by_name = {s: self.definitions[s.name] for s in value.free_symbols if s.name in self.definitions}
-        return value.xreplace(by_name) if by_name else value
+        for _ in range(5):  # a definition may use another (eta in terms of Q)
+            by_name = {s: self.definitions[s.name] for s in value.free_symbols if s.name in self.definitions}
+            if not by_name:
+                break
+            value = value.xreplace(by_name)
+        return value
 
     def _definitions(self, raw: Any) -> dict[str, sp.Expr]:
         if not isinstance(raw, dict):
@@ -503,7 +510,7 @@ def compare_inequality(kind: str, inp: MathInput, lhs: sp.Expr, op: str, rhs: sp
 
 
 _LABELS = re.compile(r"\\(?:label|eqlabel|tag)\s*\{[^{}]*\}|\\(?:nonumber|notag)\b")
-_TRAILING = re.compile(r"(?:\s|\\[,;:!]|\\q?quad|[.,;])+$")
+_TRAILING = re.compile(r"(?:\s|\\[ ,;:!]|\\q?quad|[.,;])+$")
 
 
 def clean_statement(text: str) -> str:
@@ -558,6 +565,9 @@ def check_statement(payload: dict[str, Any]) -> CheckResult:
                            {"statement": text})  # fmt: skip
     if not ops:
         return CheckResult(kind, "skipped", "no relation to check", "sympy", {"statement": text})
+    if "implies" in ops:  # a derivation: its equations are conditions, not identities
+        return CheckResult(kind, "inconclusive", "a chain of implications: its equations are not identities",
+                           "sympy", {"statement": text})  # fmt: skip
     parts = []
     for lhs, op, rhs in zip(exprs, ops, exprs[1:], strict=False):
         try:
