@@ -113,10 +113,8 @@ class CalculusMixin:
             j += 1 + used
         if not variables or sum(n for _, n in variables) != order:
             raise UnsureParse("the orders of a derivative's numerator and denominator differ")
-        if k < len(num):
-            body = self.sub_expr(num[k:])
-        else:  # the operator form applies to the rest of the product term
-            body = self.term()
+        # with nothing after d^n, the operator form applies to the rest of the product term
+        body = self.sub_expr(num[k:]) if k < len(num) else self.term()
         return self.derivative(body, variables)
 
     def derivative(self: Parser, body: sp.Expr, variables: list[tuple[sp.Symbol, int]]) -> sp.Expr:
@@ -244,7 +242,12 @@ class CalculusMixin:
         target = inner[arrows[0] + 1 :]
         direction = "+-"
         texts = [t.text for t in target]
-        for suffix, d in ((["^", "+"], "+"), (["^", "-"], "-"), (["^", "{", "+", "}"], "+"), (["^", "{", "-", "}"], "-")):
+        for suffix, d in (
+            (["^", "+"], "+"),
+            (["^", "-"], "-"),
+            (["^", "{", "+", "}"], "+"),
+            (["^", "{", "-", "}"], "-"),
+        ):
             if texts[-len(suffix) :] == suffix:
                 target, direction = target[: -len(suffix)], d
                 break
@@ -275,7 +278,9 @@ class CalculusMixin:
             raise UnsureParse(f"\\{name} of a vector")
         for sym in body.free_symbols:
             if isinstance(sym, sp.Symbol) and var.name in sym.name.split("_")[1:]:
-                raise UnsureParse(f"{sym.name} is indexed by {var.name}: a sequence, which the parser cannot read")
+                raise UnsureParse(
+                    f"{sym.name} is indexed by {var.name}: a sequence, which the parser cannot read"
+                )
         body = body.xreplace({plain: var})
         if name == "sum":
             return sp.Sum(body, (var, lower, upper))

@@ -151,6 +151,13 @@ def _argument(text: str, i: int) -> tuple[str, int]:
     return text[i], i + 1
 
 
+def _substitute(body: str, args: list[str]) -> str:
+    """`#1`..`#9` in a macro body replaced by the arguments (a missing one by nothing)."""
+    return re.sub(
+        r"#([1-9])", lambda a: args[int(a.group(1)) - 1] if int(a.group(1)) <= len(args) else "", body
+    )
+
+
 def expand_macros(text: str, macros: dict[str, Macro]) -> str:
     """`text` with every use of a macro in `macros` replaced by its body, repeatedly (bounded)."""
     if not macros:
@@ -183,8 +190,7 @@ def expand_macros(text: str, macros: dict[str, Macro]) -> str:
         for _ in range(n):
             arg, i = _argument(text, i)
             args.append(arg)
-        body = re.sub(r"#([1-9])", lambda a: args[int(a.group(1)) - 1] if int(a.group(1)) <= len(args) else "",
-                      macro.body)  # fmt: skip
+        body = _substitute(macro.body, args)
         # A body ending in a command name must not glue onto following letters (`\dd t` -> `\,\mathrm{d} t`).
         text = text[: m.start()] + body + (" " if re.search(r"\\[A-Za-z]+$", body) else "") + text[i:]
         if len(text) > MAX_CHARS:

@@ -354,7 +354,12 @@ class Parser(CalculusMixin):
             return self.primed_call(name, primes)
         if name in self.functions and self.peek().text == "(":
             return sp.Function(name)(*self.call_args())
-        if self.peek().kind == "op" and self.peek().text == "(" and self.syntax == "latex" and self.looks_like_call():
+        if (
+            self.peek().kind == "op"
+            and self.peek().text == "("
+            and self.syntax == "latex"
+            and self.looks_like_call()
+        ):
             self.note(f"{name}(...) read as a product (it may be a function)")
         return sp.Symbol(name)
 
@@ -442,7 +447,11 @@ class Parser(CalculusMixin):
             b0, b1 = self.group_range()
             num, den = self.tokens[a0:a1], self.tokens[b0:b1]
             d_num = bool(num) and (num[0].kind == "diff" or num[0].text in ("d", "\\partial", "\\delta"))
-            d_den = bool(den) and (den[0].kind == "diff" or den[0].text in ("d", "\\partial", "\\delta")) and len(den) > 1
+            d_den = (
+                bool(den)
+                and (den[0].kind == "diff" or den[0].text in ("d", "\\partial", "\\delta"))
+                and len(den) > 1
+            )
             if d_num and d_den:
                 if num[0].text == "\\delta" or den[0].text == "\\delta":
                     raise UnsureParse("variational derivative \\delta f / \\delta x")
@@ -500,7 +509,9 @@ class Parser(CalculusMixin):
                 raise UnsureParse("a differential \\mathrm{d} outside a derivative or an integral")
             if word in FUNCTIONS or word in TWO_ARG or word in ("log", "Li"):
                 return self.apply(word)
-            if name == "operatorname" or (len(word) > 1 and self.peek().text == "(" and word not in self.functions):
+            if name == "operatorname" or (
+                len(word) > 1 and self.peek().text == "(" and word not in self.functions
+            ):
                 raise UnsureParse(f"{word}(...) may be a function the parser does not know")
             return self.symbol(word)
         if name in ACCENTS:
@@ -607,7 +618,9 @@ def _guarded(build):
     except CheckInputError:
         raise
     except (TypeError, ValueError, AttributeError, NotImplementedError, IndexError, KeyError) as exc:
-        raise UnsureParse(f"the parsed pieces do not combine ({type(exc).__name__}: {str(exc)[:80]})") from exc
+        raise UnsureParse(
+            f"the parsed pieces do not combine ({type(exc).__name__}: {str(exc)[:80]})"
+        ) from exc
 
 
 def parse(text: str, syntax: Syntax = "latex", functions: tuple[str, ...] = (),

@@ -35,8 +35,22 @@ FUNCTIONS = {
     "sec": sp.sec, "csc": sp.csc, "cot": sp.cot,
 }  # fmt: skip
 TWO_ARG = {"B": sp.beta, "beta": sp.beta, "polylog": sp.polylog}
-NAME_COMMANDS = {"mathrm", "text", "operatorname", "mathit", "mathbf", "boldsymbol", "rm", "textrm", "mathsf",
-                 "mbox", "textnormal", "textit", "textbf", "bm"}
+NAME_COMMANDS = {
+    "mathrm",
+    "text",
+    "operatorname",
+    "mathit",
+    "mathbf",
+    "boldsymbol",
+    "rm",
+    "textrm",
+    "mathsf",
+    "mbox",
+    "textnormal",
+    "textit",
+    "textbf",
+    "bm",
+}
 ACCENTS = {"hat", "bar", "tilde", "vec", "dot", "ddot", "mathcal", "overline", "widehat", "widetilde"}
 SPACING = {",", ";", ":", "!", " ", "quad", "qquad", "left", "right", "big", "Big", "bigg", "Bigg",
            "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr", "displaystyle", "textstyle",
@@ -57,8 +71,10 @@ MUL_COMMANDS = {"cdot", "times"}
 RELATION_OPS = {"=": "=", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "!=": "!="}
 
 # [0-9], not \d: \d also matches Arabic-Indic, fullwidth and other Unicode digits, which are rejected.
-_COMMON = (r"\s+|(?P<skip>\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*\.)"  # `\left.` is an invisible bracket
-           r"|(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|\\]))")
+_COMMON = (
+    r"\s+|(?P<skip>\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*\.)"  # `\left.` is an invisible bracket
+    r"|(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|\\]))"
+)
 _OPS = r"|(?P<op>\*\*|<=|>=|!=|:=|[-+*/^_=<>(){}\[\],|!'&~])"
 _TOKEN = {
     "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _OPS),
@@ -128,7 +144,11 @@ def normalise(tokens: list[Token]) -> list[Token]:
     while i < len(tokens):
         tok = tokens[i]
         texts = [t.text for t in tokens[i : i + 4]]
-        if tok.kind == "cmd" and tok.text[1:] in ("mathrm", "text", "operatorname", "textrm") and texts[1:] == ["{", "d", "}"]:
+        if (
+            tok.kind == "cmd"
+            and tok.text[1:] in ("mathrm", "text", "operatorname", "textrm")
+            and texts[1:] == ["{", "d", "}"]
+        ):
             out.append(Token("diff", "d", tok.pos))
             i += 4
             continue
@@ -144,10 +164,14 @@ def normalise(tokens: list[Token]) -> list[Token]:
             env += 1
         elif tok.kind == "cmd" and tok.text == "\\end":
             env -= 1
-        if tok.kind == "cmd" and tok.text == "\\qty" and texts[1:2] in (["("], ["["]):  # physics package: sized brackets
+        if (
+            tok.kind == "cmd" and tok.text == "\\qty" and texts[1:2] in (["("], ["["])
+        ):  # physics package: sized brackets
             i += 1
             continue
-        if env <= 0 and ((tok.kind == "op" and tok.text == "&") or (tok.kind == "cmd" and tok.text == "\\\\")):
+        if env <= 0 and (
+            (tok.kind == "op" and tok.text == "&") or (tok.kind == "cmd" and tok.text == "\\\\")
+        ):
             i += 1
             continue
         out.append(tok)

@@ -251,10 +251,14 @@ def _compare_vectors(kind: str, inp: MathInput, lhs: Any, rhs: Any) -> CheckResu
     evidence = {"components": [{"outcome": p.outcome, "reason": p.reason} for p in parts]}
     if "refuted" in outcomes:
         n = outcomes.index("refuted")
-        return CheckResult(kind, "refuted", f"component {n + 1}: {parts[n].reason}", parts[n].engine, evidence)
+        return CheckResult(
+            kind, "refuted", f"component {n + 1}: {parts[n].reason}", parts[n].engine, evidence
+        )
     if all(o == "confirmed" for o in outcomes):
         return CheckResult(kind, "confirmed", f"all {len(parts)} components equal", parts[0].engine, evidence)
-    return CheckResult(kind, "inconclusive", "not every component could be decided", parts[0].engine, evidence)
+    return CheckResult(
+        kind, "inconclusive", "not every component could be decided", parts[0].engine, evidence
+    )
 
 
 def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> CheckResult:
@@ -316,7 +320,9 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
             if zero is True:
                 return CheckResult(kind, "inconclusive", "simplification gives 0 but a sample point differs",
                                    engine, evidence)  # fmt: skip
-            return _withheld(kind, inp, "the two sides differ at a sample point", engine, evidence, point, lhs, rhs)
+            return _withheld(
+                kind, inp, "the two sides differ at a sample point", engine, evidence, point, lhs, rhs
+            )
     evidence["points_evaluated"] = evaluated
     if by_numeric_route:
         evidence["points_by_numeric_route"] = by_numeric_route
@@ -529,7 +535,8 @@ def printed_tolerance(text: str) -> float:
 def _defines(lhs: sp.Expr, rhs: sp.Expr) -> bool:
     """`a = expr` with `a` a bare symbol not in `expr`: it names or solves for `a`, it is no identity."""
     return (isinstance(lhs, sp.Symbol) and lhs not in getattr(rhs, "free_symbols", set())) or (
-        isinstance(rhs, sp.Symbol) and rhs not in getattr(lhs, "free_symbols", set()))
+        isinstance(rhs, sp.Symbol) and rhs not in getattr(lhs, "free_symbols", set())
+    )
 
 
 def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
@@ -582,7 +589,9 @@ def check_statement(payload: dict[str, Any]) -> CheckResult:
     engine = parts[0].engine
     if "refuted" in outcomes:
         n = outcomes.index("refuted")
-        return CheckResult(kind, "refuted", f"relation {n + 1} ({ops[n]}): {parts[n].reason}", engine, evidence)
+        return CheckResult(
+            kind, "refuted", f"relation {n + 1} ({ops[n]}): {parts[n].reason}", engine, evidence
+        )
     checkable = [o for o in outcomes if o != "skipped"]
     if not checkable:
         return CheckResult(kind, "skipped", parts[0].reason, engine, evidence)

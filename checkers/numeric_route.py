@@ -49,7 +49,9 @@ def _eval(expr: sp.Basic, point: dict[sp.Symbol, sp.Expr]) -> sp.Basic:
             raise NoValue("derivative variable not sampled")
         body = expr.expr
         rest = {k: v for k, v in point.items() if k != var}
-        value = mpmath.diff(lambda t: _num(_eval(body, {**rest, var: sp.Float(str(t), DIGITS)})), _num(point[var]).real, n)
+        value = mpmath.diff(
+            lambda t: _num(_eval(body, {**rest, var: sp.Float(str(t), DIGITS)})), _num(point[var]).real, n
+        )
         return sp.Float(complex(value).real, DIGITS) + sp.I * sp.Float(complex(value).imag, DIGITS)
     if isinstance(expr, sp.Integral):
         if any(len(lim) != 3 for lim in expr.limits) or len(expr.limits) != 1:

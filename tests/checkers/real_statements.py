@@ -32,7 +32,9 @@ def load_labels() -> list[dict[str, Any]]:
     for n, row in enumerate(rows, 1):
         missing = {"paper", "file", "anchor", "expected"} - row.keys()
         if missing or row["expected"] not in ACCEPTED:
-            raise ValueError(f"{LABELS.name} line {n}: missing {sorted(missing)} or bad expected {row.get('expected')!r}")
+            raise ValueError(
+                f"{LABELS.name} line {n}: missing {sorted(missing)} or bad expected {row.get('expected')!r}"
+            )
     return rows
 
 
@@ -53,7 +55,9 @@ def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list
     for label in load_labels():
         source = (papers / label["paper"] / label["file"]).read_text(errors="replace")
         if _squash(label["anchor"]) not in _squash(source):
-            raise AssertionError(f"anchor not found in {label['paper']}/{label['file']}: {label['anchor'][:60]}")
+            raise AssertionError(
+                f"anchor not found in {label['paper']}/{label['file']}: {label['anchor'][:60]}"
+            )
         if label["paper"] not in preambles:
             preambles[label["paper"]] = paper_preamble(papers / label["paper"])
         payload = {"statement": label.get("statement") or label["anchor"], **label.get("options", {})}
@@ -74,9 +78,14 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "papers": len({r["paper"] for r in rows}),
         "outcomes": dict(sorted(outcomes.items())),
         "error_share": outcomes.get("error", 0) / n,
-        "refuted_but_labelled_correct": sum(r["outcome"] == "refuted" and r["expected"] != "refuted" for r in rows),
-        "confirmed_recall": (sum(r["outcome"] == "confirmed" for r in confirmed_labels) / len(confirmed_labels)
-                             if confirmed_labels else None),  # fmt: skip
+        "refuted_but_labelled_correct": sum(
+            r["outcome"] == "refuted" and r["expected"] != "refuted" for r in rows
+        ),
+        "confirmed_recall": (
+            sum(r["outcome"] == "confirmed" for r in confirmed_labels) / len(confirmed_labels)
+            if confirmed_labels
+            else None
+        ),  # fmt: skip
         "agreement": sum(r["agrees"] for r in rows) / n,
     }
 

@@ -7,28 +7,31 @@ import pytest
 from checkers.registry import run_check
 
 
-@pytest.mark.parametrize(("statement", "outcome"), [
-    ("\\frac{d}{dx}\\sin(x^2) = 2x\\cos(x^2)", "confirmed"),   # was read as sin(x^2)/x and refuted
-    ("\\frac{d}{dx}\\sin(x^2) = 3x\\cos(x^2)", "refuted"),
-    ("\\frac{\\mathrm{d}}{\\mathrm{d}t} e^{t} = e^{t}", "confirmed"),
-    ("\\frac{\\partial^2 (x^2 y^3)}{\\partial x \\partial y} = 6 x y^2", "confirmed"),
-    ("\\partial_x (x^2 y) = 2xy", "confirmed"),
-    ("\\frac{df}{dx} = 2x", "inconclusive"),                    # f may depend on x implicitly
-    ("\\frac{d^2 y}{dx^2} = -y", "inconclusive"),
-    ("\\int_0^1 x^2\\,dx = \\frac{1}{3}", "confirmed"),
-    ("\\int_0^1 x^2\\,dx = \\frac{1}{2}", "refuted"),
-    ("\\int \\cos x \\, \\mathrm{d}x = \\sin x + C", "confirmed"),
-    ("\\int \\cos x \\, \\mathrm{d}x = -\\sin x", "refuted"),
-    ("\\lim_{x\\to 0} \\frac{\\sin x}{x} = 1", "confirmed"),
-    ("\\underset{x \\to 0}{\\lim} \\frac{\\sin x}{x} = 2", "refuted"),
-    ("\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}", "confirmed"),
-    ("\\sum_{i=1}^{n} x_i = n x_i", "inconclusive"),             # a sequence, not a symbol
-    ("\\prod_{k=1}^{n} k = n!", "confirmed"),
-    ("|x| = \\begin{cases} x & x \\ge 0 \\\\ -x & x < 0 \\end{cases}", "confirmed"),
-    ("k(\\tau) = 2\\tau", "inconclusive"),                       # k(tau) read as a product: never refuted
-    ("a := b + 1", "skipped"),
-    ("\\mathbf{G}^T \\mathbf{p} = \\mathbf{G}^T \\mathbf{h}", "inconclusive"),
-])
+@pytest.mark.parametrize(
+    ("statement", "outcome"),
+    [
+        ("\\frac{d}{dx}\\sin(x^2) = 2x\\cos(x^2)", "confirmed"),  # was read as sin(x^2)/x and refuted
+        ("\\frac{d}{dx}\\sin(x^2) = 3x\\cos(x^2)", "refuted"),
+        ("\\frac{\\mathrm{d}}{\\mathrm{d}t} e^{t} = e^{t}", "confirmed"),
+        ("\\frac{\\partial^2 (x^2 y^3)}{\\partial x \\partial y} = 6 x y^2", "confirmed"),
+        ("\\partial_x (x^2 y) = 2xy", "confirmed"),
+        ("\\frac{df}{dx} = 2x", "inconclusive"),  # f may depend on x implicitly
+        ("\\frac{d^2 y}{dx^2} = -y", "inconclusive"),
+        ("\\int_0^1 x^2\\,dx = \\frac{1}{3}", "confirmed"),
+        ("\\int_0^1 x^2\\,dx = \\frac{1}{2}", "refuted"),
+        ("\\int \\cos x \\, \\mathrm{d}x = \\sin x + C", "confirmed"),
+        ("\\int \\cos x \\, \\mathrm{d}x = -\\sin x", "refuted"),
+        ("\\lim_{x\\to 0} \\frac{\\sin x}{x} = 1", "confirmed"),
+        ("\\underset{x \\to 0}{\\lim} \\frac{\\sin x}{x} = 2", "refuted"),
+        ("\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}", "confirmed"),
+        ("\\sum_{i=1}^{n} x_i = n x_i", "inconclusive"),  # a sequence, not a symbol
+        ("\\prod_{k=1}^{n} k = n!", "confirmed"),
+        ("|x| = \\begin{cases} x & x \\ge 0 \\\\ -x & x < 0 \\end{cases}", "confirmed"),
+        ("k(\\tau) = 2\\tau", "inconclusive"),  # k(tau) read as a product: never refuted
+        ("a := b + 1", "skipped"),
+        ("\\mathbf{G}^T \\mathbf{p} = \\mathbf{G}^T \\mathbf{h}", "inconclusive"),
+    ],
+)
 def test_statement_outcomes(statement, outcome):
     assert run_check("math.statement", {"statement": statement}).outcome == outcome
 
@@ -42,11 +45,14 @@ def test_nabla_over_declared_coordinates_and_macros_from_the_preamble():
     assert run_check("math.statement", payload).outcome == "confirmed"
 
 
-@pytest.mark.parametrize(("lhs", "rhs", "outcome"), [
-    ("\\frac{a}{b}", "a/b", "confirmed"),
-    ("\\frac{dx}{2}", "dx/2", "confirmed"),  # a product d*x over a number is not Leibniz notation
-    ("\\frac{d}{2}", "d/2", "confirmed"),
-    ("\\frac{1}{2} + \\frac{1}{3}", "\\frac{5}{7}", "refuted"),
-])
+@pytest.mark.parametrize(
+    ("lhs", "rhs", "outcome"),
+    [
+        ("\\frac{a}{b}", "a/b", "confirmed"),
+        ("\\frac{dx}{2}", "dx/2", "confirmed"),  # a product d*x over a number is not Leibniz notation
+        ("\\frac{d}{2}", "d/2", "confirmed"),
+        ("\\frac{1}{2} + \\frac{1}{3}", "\\frac{5}{7}", "refuted"),
+    ],
+)
 def test_ordinary_fractions_are_still_checked(lhs, rhs, outcome):
     assert run_check("math.equality", {"lhs": lhs, "rhs": rhs}).outcome == outcome
