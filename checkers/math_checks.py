@@ -14,6 +14,7 @@ agreement at every point confirms (the evidence says which); nothing evaluable i
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -43,7 +44,9 @@ COMMON_DOC = (
     "  points (10), seed (0), tolerance (1e-9 relative), engine ('auto' | 'sympy' | 'wolframscript'),\n"
     "  coordinates (names for \\nabla), preamble (LaTeX whose \\newcommand/\\def macros are expanded first)"
 )
-SYMBOLIC_BUDGET_S = 5.0
+PAPER_BUDGET_S = 10.0
+"""Soft budget of one symbolic step (simplify, doit) in `math.statement`: a real paper's statement must not
+hold a worker; the older kinds keep only the sandbox's hard limit."""
 
 
 class MathInput:
@@ -54,6 +57,7 @@ class MathInput:
         self.ambiguities: list[str] = []
         # In paper statements an unstated \log base is an ambiguity (astronomy often means log10).
         self.log_base_stated = not paper or "log_base" in payload
+        self.budget = PAPER_BUDGET_S if paper else None
         preamble = payload.get("preamble", "")
         if not isinstance(preamble, str):
             raise CheckInputError("preamble must be LaTeX text")
@@ -168,14 +172,18 @@ def singular_terms(expr: sp.Expr) -> list[dict[str, str]]:
     return found
 
 
-def _symbolic_zero(diff: sp.Expr, engine: str) -> tuple[bool | None, str, str]:
+def _budget(seconds: float | None):
+    return time_budget(seconds) if seconds else nullcontext()
+
+
+def _symbolic_zero(diff: sp.Expr, engine: str, budget: float | None = None) -> tuple[bool | None, str, str]:
     """(is zero: True / False / None undecided, residual text, engine used)."""
     if engine != "sympy" and wolframscript_path() is not None:
         decided = wolfram_is_zero(diff)
         if decided is not None:
             return decided, "0" if decided else "nonzero", "wolframscript"
     try:
-        with time_budget(SYMBOLIC_BUDGET_S):
+        with _budget(budget):
             residual = sp.simplify(diff.doit())
     except BudgetExceeded:
         return None, "simplification ran past its time budget", "sympy"
@@ -196,12 +204,12 @@ def _unavailable(kind: str, engine: str) -> CheckResult | None:
     return None
 
 
-def _doit(expr: sp.Expr) -> sp.Expr:
+def _doit(expr: sp.Expr, budget: float | None = None) -> sp.Expr:
     """The symbolic route's calculus (derivatives, integrals, limits, sums done by sympy), bounded."""
     if not expr.atoms(sp.Derivative, sp.Integral, sp.Limit, sp.Sum, sp.Product, sp.Subs):
         return expr
     try:
-        with time_budget(SYMBOLIC_BUDGET_S):
+        with _budget(budget):
             return expr.doit()
     except (BudgetExceeded, NotImplementedError, ValueError, TypeError):
         return expr
@@ -287,7 +295,7 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
         evidence["undefined_terms"] = bad
         return CheckResult(kind, "refuted", f"term {bad[0]['index']} of {bad[0]['operator']} is undefined",
                            "sympy", evidence)  # fmt: skip
-    zero, residual, engine = _symbolic_zero(lhs - rhs, inp.engine)
+    zero, residual, engine = _symbolic_zero(lhs - rhs, inp.engine, inp.budget)
     if engine == "sympy" and wolframscript_path() is not None:
         evidence["engine_note"] = (
             "sympy requested"
@@ -299,7 +307,7 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
     evidence["symbols"] = [s.name for s in free]
     if zero is False and not free:
         return _withheld(kind, inp, f"the two sides differ by {residual}", engine, evidence, None, lhs, rhs)
-    done_lhs, done_rhs = _doit(lhs), _doit(rhs)
+    done_lhs, done_rhs = _doit(lhs, inp.budget), _doit(rhs, inp.budget)
     evaluated = by_numeric_route = 0
     for point in sample_points(free, inp.domain, inp.points if free else 1, inp.seed):
         left, right = numeric(done_lhs, point), numeric(done_rhs, point)
@@ -487,7 +495,7 @@ def compare_inequality(kind: str, inp: MathInput, lhs: sp.Expr, op: str, rhs: sp
         raise CheckInputError(f"an inequality needs <, >, \\le or \\ge, found {op!r}")
     pair, _ = with_assumptions(sp.Tuple(lhs, rhs), inp.domain)
     lhs, rhs = pair
-    done_lhs, done_rhs = _doit(lhs), _doit(rhs)
+    done_lhs, done_rhs = _doit(lhs, inp.budget), _doit(rhs, inp.budget)
     free = sorted((lhs - rhs).free_symbols, key=lambda s: s.name)
     evidence: dict[str, Any] = {
         "lhs": str(lhs),
