@@ -148,7 +148,7 @@ class MathInput:
 
     def sides(self) -> tuple[sp.Expr, sp.Expr]:
         if "statement" in self.payload:
-            rel = self.relation(self.field("statement"))
+            rel = self.relation(clean_statement(self.field("statement")))
             if rel.op != "=":
                 raise CheckInputError(f"an equality needs '=', found {rel.op!r}")
             return rel.lhs, rel.rhs
@@ -306,6 +306,11 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
     free = sorted((lhs - rhs).free_symbols, key=lambda s: s.name)
     evidence["symbols"] = [s.name for s in free]
     if zero is False and not free:
+        left, right = numeric(_doit(lhs, inp.budget), {}), numeric(_doit(rhs, inp.budget), {})
+        if left is not None and right is not None and close(left, right, inp.tolerance):  # e.g. a printed 1.41
+            evidence.update(lhs_value=show(left), rhs_value=show(right), tolerance=inp.tolerance)
+            return CheckResult(kind, "confirmed", f"equal within the relative tolerance {inp.tolerance:g}", engine,
+                               evidence)  # fmt: skip
         return _withheld(kind, inp, f"the two sides differ by {residual}", engine, evidence, None, lhs, rhs)
     done_lhs, done_rhs = _doit(lhs, inp.budget), _doit(rhs, inp.budget)
     evaluated = by_numeric_route = 0
@@ -350,6 +355,9 @@ def check_equality(payload: dict[str, Any]) -> CheckResult:
         lhs, rhs = inp.sides()
     except UnsureParse as exc:  # a parse the parser cannot trust decides nothing
         return CheckResult("math.equality", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
+    if _defines(lhs, rhs) and not (lhs.is_number or rhs.is_number):  # `k = 2\pi/\lambda` names k (issue 15)
+        return CheckResult("math.equality", "skipped", "defines a symbol (x = expression without x), not an identity",
+                           "sympy", {"lhs": str(lhs), "rhs": str(rhs)})  # fmt: skip
     return compare_sides("math.equality", inp, lhs, rhs)
 
 

@@ -15,18 +15,42 @@ import sympy as sp
 
 DIGITS = 20
 MAX_TERMS = 2000
+STEP = mpmath.mpf("1e-6")
+"""Central-difference step: at DIGITS digits, truncation (~STEP^2) and cancellation stay far below 1e-6."""
 
 
 class NoValue(Exception):
     """The numeric route cannot evaluate this node at this point."""
 
 
-def _num(value: sp.Expr) -> mpmath.mpc:
-    out = sp.N(value, DIGITS)
+def _num(value: sp.Expr) -> mpmath.mpf | mpmath.mpc:
+    out = sp.N(value, DIGITS + 10)
     if not out.is_number or out.has(sp.nan, sp.zoo) or out.free_symbols:
         raise NoValue(str(value)[:80])
-    c = complex(out)
-    return mpmath.mpc(c.real, c.imag)
+    re_part, im_part = out.as_real_imag()
+    # Through decimal text: a sympy Float's raw `_mpf_` may carry another integer backend than mpmath's.
+    if im_part == 0:  # real values stay mpf: nsum's extrapolation misbehaves on complex terms
+        return mpmath.mpf(str(sp.Float(re_part, DIGITS + 10)))
+    return mpmath.mpc(
+        mpmath.mpf(str(sp.Float(re_part, DIGITS + 10))), mpmath.mpf(str(sp.Float(im_part, DIGITS + 10)))
+    )
+
+
+def _exact(t: mpmath.mpf) -> sp.Float:
+    """An mpmath point as a sympy Float with all its bits (a decimal string would drop a tiny step)."""
+    return sp.Float(t)
+
+
+def _sympy(value: mpmath.mpc | mpmath.mpf) -> sp.Expr:
+    c = complex(value)
+    return sp.Float(c.real, DIGITS) + sp.I * sp.Float(c.imag, DIGITS)
+
+
+class _Inner:
+    """A derivative still to take in the remaining variables (mixed partials), evaluated numerically."""
+
+    def __init__(self, body: sp.Expr, variables: list[tuple[sp.Symbol, int]]) -> None:
+        self.body, self.variables = body, variables
 
 
 def _calculus(expr: sp.Basic) -> bool:
@@ -35,24 +59,30 @@ def _calculus(expr: sp.Basic) -> bool:
 
 def _eval(expr: sp.Basic, point: dict[sp.Symbol, sp.Expr]) -> sp.Basic:
     """`expr` at `point` with calculus nodes replaced by numbers (recursively, inside out)."""
+    if isinstance(expr, _Inner):
+        (var, n), *others = expr.variables
+        rest = {k: v for k, v in point.items() if k != var}
+        inner = _Inner(expr.body, others) if others else expr.body
+        return _sympy(
+            mpmath.diff(
+                lambda t: _num(_eval(inner, {**rest, var: _exact(t)})), _num(point[var]).real, n, h=STEP
+            )
+        )
     if isinstance(expr, sp.Symbol):
         return point.get(expr, expr)
     if not expr.args or not _calculus(expr):
         return expr.xreplace(point) if point else expr
     if isinstance(expr, sp.Derivative):
-        if len(expr.variable_count) != 1:  # mixed partials: one variable at a time
-            first, n = expr.variable_count[0]
-            inner = sp.Derivative(expr.expr, *expr.variable_count[1:])
-            return _eval(sp.Derivative(inner, (first, n)), point)
-        var, n = expr.variable_count[0]
+        (var, n), *others = expr.variable_count
         if var not in point:
             raise NoValue("derivative variable not sampled")
-        body = expr.expr
+        # mixed partials: the rest numerically too, as a function of this variable
+        inner = _Inner(expr.expr, others) if others else expr.expr
         rest = {k: v for k, v in point.items() if k != var}
         value = mpmath.diff(
-            lambda t: _num(_eval(body, {**rest, var: sp.Float(str(t), DIGITS)})), _num(point[var]).real, n
+            lambda t: _num(_eval(inner, {**rest, var: _exact(t)})), _num(point[var]).real, n, h=STEP
         )
-        return sp.Float(complex(value).real, DIGITS) + sp.I * sp.Float(complex(value).imag, DIGITS)
+        return _sympy(value)
     if isinstance(expr, sp.Integral):
         if any(len(lim) != 3 for lim in expr.limits) or len(expr.limits) != 1:
             raise NoValue("indefinite or multiple integral")
@@ -60,8 +90,8 @@ def _eval(expr: sp.Basic, point: dict[sp.Symbol, sp.Expr]) -> sp.Basic:
         a, b = (_num(_eval(low, point)).real if not low.is_infinite else (mpmath.inf if low == sp.oo else -mpmath.inf),
                 _num(_eval(high, point)).real if not high.is_infinite else (mpmath.inf if high == sp.oo else -mpmath.inf))  # fmt: skip
         body = expr.function
-        value = mpmath.quad(lambda t: _num(_eval(body, {**point, var: sp.Float(str(t), DIGITS)})), [a, b])
-        return sp.Float(complex(value).real, DIGITS) + sp.I * sp.Float(complex(value).imag, DIGITS)
+        value = mpmath.quad(lambda t: _num(_eval(body, {**point, var: _exact(t)})), [a, b])
+        return _sympy(value)
     if isinstance(expr, sp.Limit):
         from checkers.sampling import numeric_limit
 
@@ -81,20 +111,25 @@ def _eval(expr: sp.Basic, point: dict[sp.Symbol, sp.Expr]) -> sp.Basic:
         body = expr.function
 
         def term(k):
-            return _num(_eval(body, {**point, var: sp.Integer(int(k))}))
+            return _num(_eval(body, {**point, var: sp.Integer(int(k)) if k == int(k) else _exact(k)}))
 
         if not lo.is_Integer:
             raise NoValue("non-integer lower bound")
-        if hi == sp.oo:
-            value = mpmath.nsum(term, [int(lo), mpmath.inf]) if isinstance(expr, sp.Sum) else None
-            if value is None:
-                raise NoValue("infinite product")
+        if hi == sp.oo:  # sympy's numeric summation (evalf), on the body with the point substituted
+            if not isinstance(expr, sp.Sum) or _calculus(body):
+                raise NoValue("infinite product, or calculus inside an infinite sum")
+            value = sp.Sum(
+                body.xreplace({k: v for k, v in point.items() if k != var}), (var, lo, sp.oo)
+            ).evalf(DIGITS)
+            if not value.is_number or value.has(sp.Sum):
+                raise NoValue("the infinite sum does not evaluate numerically")
+            return value
         else:
             if not hi.is_Integer or int(hi) - int(lo) > MAX_TERMS:
                 raise NoValue("bounds not small whole numbers")
             terms = [term(k) for k in range(int(lo), int(hi) + 1)]
             value = mpmath.fsum(terms) if isinstance(expr, sp.Sum) else mpmath.fprod(terms)
-        return sp.Float(complex(value).real, DIGITS) + sp.I * sp.Float(complex(value).imag, DIGITS)
+        return _sympy(value)
     if isinstance(expr, sp.Subs):
         body, variables, values = expr.args
         return _eval(body, {**point, **{v: _eval(w, point) for v, w in zip(variables, values, strict=True)}})
