@@ -307,7 +307,9 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
     evidence["symbols"] = [s.name for s in free]
     if zero is False and not free:
         left, right = numeric(_doit(lhs, inp.budget), {}), numeric(_doit(rhs, inp.budget), {})
-        if left is not None and right is not None and close(left, right, inp.tolerance):  # e.g. a printed 1.41
+        if (
+            left is not None and right is not None and close(left, right, inp.tolerance)
+        ):  # e.g. a printed 1.41
             evidence.update(lhs_value=show(left), rhs_value=show(right), tolerance=inp.tolerance)
             return CheckResult(kind, "confirmed", f"equal within the relative tolerance {inp.tolerance:g}", engine,
                                evidence)  # fmt: skip
