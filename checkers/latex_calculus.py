@@ -129,6 +129,28 @@ class CalculusMixin:
                                   "implicitly, which the text does not say")  # fmt: skip
         return sp.Derivative(body, *variables)
 
+    def package_derivative(self: Parser) -> sp.Expr:
+        """`\\dv{f}{x}`, `\\dv[n]{f}{x}` and the operator `\\dv{x} body` (physics package; `\\pdv` alike)."""
+        order = 1
+        if self.accept("["):
+            order = _small_int(self.expr())
+            self.expect("]")
+        a0, a1 = self.group_range()
+        first = self.tokens[a0:a1]
+        if self.peek().text == "{":
+            b0, b1 = self.group_range()
+            second = self.tokens[b0:b1]
+            var, n, used = self.variable(second)
+            if used != len(second) or n != 1:
+                raise UnsureParse("\\dv over something other than one variable")
+            if self.peek().text in ("_", "^"):
+                raise UnsureParse("\\dv with a sub- or superscript (evaluated at a point?)")
+            return self.derivative(self.sub_expr(first), [(var, order)])
+        var, n, used = self.variable(first)
+        if used != len(first) or n != 1:
+            raise UnsureParse("\\dv over something other than one variable")
+        return self.derivative(self.term(), [(var, order)])
+
     def partial_subscript(self: Parser) -> sp.Expr:
         """`\\partial_x body` and `\\partial_x^2 body` (also `\\partial_{x}`)."""
         if not self.accept("_"):
@@ -176,11 +198,11 @@ class CalculusMixin:
     # -- integrals -----------------------------------------------------------------------------
     def integral(self: Parser) -> sp.Expr:
         lower = upper = None
-        for _ in range(2):
+        for _ in range(2):  # a bound is one group or one token: `_{0.9}^{1.0}` is not (0.9)^(1.0)
             if self.accept("_"):
-                lower = self.exponent()
+                lower = self.bound()
             elif self.accept("^"):
-                upper = self.exponent()
+                upper = self.bound()
         if (lower is None) != (upper is None):
             raise UnsureParse("an integral with only one bound")
         if is_d(self.peek()) and is_var_start(self.peek(1)):  # `\int dx\, f(x)`
@@ -206,6 +228,13 @@ class CalculusMixin:
         if lower is None:
             return sp.Integral(body, var)
         return sp.Integral(body, (var, lower, upper))
+
+    def bound(self: Parser) -> sp.Expr:
+        if self.peek().text == "{":
+            return self.group()
+        if self.peek().text in ("-", "+"):
+            raise UnsureParse("an unbraced signed bound")
+        return self.exponent()  # one token (`^1`, `^\\infty`; `^12` is 1 then 2, as in TeX)
 
     def find_differential(self: Parser) -> int:
         """Index of the integrand's differential `d` (at bracket level 0 before any relation)."""
@@ -271,7 +300,7 @@ class CalculusMixin:
         lower = self.sub_expr(inner[2:])
         if not self.accept("^"):
             raise UnsureParse(f"\\{name} without an upper bound")
-        upper = self.exponent()
+        upper = self.bound()
         plain = sp.Symbol(var.name)
         body = self.term()
         if isinstance(body, sp.MatrixBase):

@@ -480,6 +480,8 @@ class Parser(CalculusMixin):
             return self.limit()
         if name == "partial":
             return self.partial_subscript()
+        if name in ("dv", "pdv", "odv"):  # physics / derivative packages: \dv{f}{x}, \dv[2]{f}{x}, \dv{x} f
+            return self.package_derivative()
         if name == "nabla":
             return self.nabla()
         if name == "begin":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import sympy as sp
 
 from checkers.registry import run_check
 
@@ -34,6 +35,25 @@ from checkers.registry import run_check
 )
 def test_statement_outcomes(statement, outcome):
     assert run_check("math.statement", {"statement": statement}).outcome == outcome
+
+
+def test_bounds_are_one_group_each_and_package_derivatives_are_read():
+    from checkers.latex_parser import parse_expr
+
+    x = sp.Symbol("x")
+    assert parse_expr(r"\int_{-\infty}^\infty e^{-x^2} dx") == sp.Integral(
+        sp.exp(-(x**2)), (x, -sp.oo, sp.oo)
+    )
+    assert parse_expr(r"\int_{0.9}^{1.0} x\,dx") == sp.Integral(x, (x, sp.Rational(9, 10), 1))
+    assert (
+        run_check(
+            "math.statement", {"statement": r"\int_{-\infty}^{\infty} e^{-x^2} dx = \sqrt{\pi}"}
+        ).outcome
+        == "confirmed"
+    )
+    assert run_check("math.statement", {"statement": r"\dv[2]{x^3}{x} = 6x"}).outcome == "confirmed"
+    assert run_check("math.statement", {"statement": r"\dv{x}(x^3) = 2x^2"}).outcome == "refuted"
+    assert run_check("math.statement", {"statement": r"\dv{a}{t}_{e=0} = 1"}).outcome == "inconclusive"
 
 
 def test_nabla_over_declared_coordinates_and_macros_from_the_preamble():
