@@ -1,8 +1,10 @@
 """Issue 15: the checkers on hand-labelled statements of the shared real papers.
 
-Measured on the code before this change (the statements sent as `math.equality`): 42 of 55 ended
-in `error` (76 %), and 9 were refuted although correct. Now (`math.statement`, the paper's
-macros expanded from its own .tex files): 3 of 55 end in `error` (5 %), none is refuted.
+Measured on 60 statements from 9 papers. Before this change (the checkers as they were, each
+statement sent as `math.equality`): 45 ended in `error` (75 %), 9 were refuted although the paper is
+right (definitions, indexed sums, bold matrices, a rounded 1.3e-7), and 3 of the 13 checkable ones
+were confirmed. Now (`math.statement`, the paper's macros expanded from its own .tex files): 3 end in
+`error` (5 %), none is refuted, all 13 are confirmed (`python bench/bench_checkers.py --real-statements`).
 """
 
 from __future__ import annotations
