@@ -76,3 +76,12 @@ def test_nabla_over_declared_coordinates_and_macros_from_the_preamble():
 )
 def test_ordinary_fractions_are_still_checked(lhs, rhs, outcome):
     assert run_check("math.equality", {"lhs": lhs, "rhs": rhs}).outcome == outcome
+
+
+def test_injection_equivalence_reads_calculus_through_the_numeric_route():
+    from checkers.equivalence import same_at_sample_points
+
+    assert same_at_sample_points(r"\frac{d}{dx} x^2", "2x")  # an edit to this form changes nothing
+    assert same_at_sample_points(r"\int_0^1 x\,dx", r"\frac{1}{2}")
+    assert not same_at_sample_points(r"\frac{d}{dx} x^2", "3x")
+    assert not same_at_sample_points(r"\frac{df}{dx}", "0")  # unsure parse: cannot tell, never "same"
