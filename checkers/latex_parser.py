@@ -232,6 +232,8 @@ class Parser(CalculusMixin):
                 if isinstance(right, sp.MatrixBase):
                     raise UnsureParse("division by a vector")
                 out = out / right
+                if self.starts_atom(self.peek()):  # `c / 2 \pi L` usually means c / (2 pi L)
+                    self.note("a / b c read as (a / b) c (the denominator may go on)")
             elif self.starts_atom(tok):
                 out = _mul(out, self.power())
             else:
@@ -417,6 +419,8 @@ class Parser(CalculusMixin):
                 name = tok.text
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 name = SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:])
+            elif tok.kind == "op" and tok.text == "*":  # f_* (a characteristic value)
+                name = "star"
             else:
                 raise CheckInputError(f"bad subscript {tok.text!r} at {tok.pos}")
         if not name or not re.fullmatch(r"[A-Za-z0-9_]+", name):

@@ -357,7 +357,7 @@ def check_equality(payload: dict[str, Any]) -> CheckResult:
         lhs, rhs = inp.sides()
     except UnsureParse as exc:  # a parse the parser cannot trust decides nothing
         return CheckResult("math.equality", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
-    if _defines(lhs, rhs) and not (lhs.is_number or rhs.is_number):  # `k = 2\pi/\lambda` names k (issue 15)
+    if _defines(lhs, rhs):  # `k = 2\pi/\lambda` names k (issue 15)
         return CheckResult("math.equality", "skipped", "defines a symbol (x = expression without x), not an identity",
                            "sympy", {"lhs": str(lhs), "rhs": str(rhs)})  # fmt: skip
     return compare_sides("math.equality", inp, lhs, rhs)
@@ -559,7 +559,7 @@ def _defines(lhs: sp.Expr, rhs: sp.Expr) -> bool:
 
 def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
     kind = "math.statement"
-    if op == "=" and _defines(lhs, rhs) and not (lhs.is_number or rhs.is_number):
+    if op == "=" and _defines(lhs, rhs):
         return CheckResult(kind, "skipped", "defines a symbol (x = expression without x), not an identity")
     if op == "=":
         return compare_sides(kind, inp, lhs, rhs)

@@ -3,7 +3,8 @@
 `data/real_statements.jsonl` names, per statement: the paper id, the file, an `anchor` (a verbatim
 excerpt of the paper, found in the file up to whitespace), the `statement` checked (the anchor
 itself unless given: a composed statement says how in `note`), `options` for the check
-(definitions taken from the paper's text, domain, functions) and the `expected` outcome read by
+(definitions taken from the paper's text, domain, functions; `units` for a `kind` of
+`units.dimensions`, whose statement goes in as `equation`) and the `expected` outcome read by
 hand: `confirmed`, `inconclusive` (the checker cannot decide: unknown functions, sequences,
 ambiguous notation), `not-checkable` (a definition, a set, an implication: skipped, inconclusive
 or error are all right) or `refuted` (only where the paper itself is wrong; none so far).
@@ -60,10 +61,14 @@ def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list
             )
         if label["paper"] not in preambles:
             preambles[label["paper"]] = paper_preamble(papers / label["paper"])
-        payload = {"statement": label.get("statement") or label["anchor"], **label.get("options", {})}
-        if kind == "math.statement":
-            payload["preamble"] = preambles[label["paper"]]
-        result = run(kind, payload)
+        text = label.get("statement") or label["anchor"]
+        if "kind" in label:  # a check of another kind (units.dimensions): its own payload, whatever `kind` is
+            this_kind, payload = label["kind"], {"equation": text, **label.get("options", {})}
+        else:
+            this_kind, payload = kind, {"statement": text, **label.get("options", {})}
+            if kind == "math.statement":
+                payload["preamble"] = preambles[label["paper"]]
+        result = run(this_kind, payload)
         rows.append({**label, "outcome": result.outcome, "reason": result.reason,
                      "agrees": result.outcome in ACCEPTED[label["expected"]]})  # fmt: skip
     return rows

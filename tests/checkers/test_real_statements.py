@@ -1,6 +1,6 @@
 """Issue 15: the checkers on hand-labelled statements of the shared real papers.
 
-Measured on 60 statements from 9 papers. Before this change (the checkers as they were, each
+Measured on 60 statements from 9 papers (4 more were added afterwards: 64 now, 3 errors, 16 confirmed). Before this change (the checkers as they were, each
 statement sent as `math.equality`): 45 ended in `error` (75 %), 9 were refuted although the paper is
 right (definitions, indexed sums, bold matrices, a rounded 1.3e-7), and 3 of the 13 checkable ones
 were confirmed. Now (`math.statement`, the paper's macros expanded from its own .tex files): 3 end in
@@ -19,7 +19,7 @@ ERROR_SHARE_MAX = 0.10
 
 def test_labels_cover_six_papers_and_every_kind_of_statement():
     labels = load_labels()
-    assert 40 <= len(labels) <= 60
+    assert 40 <= len(labels) <= 70
     assert len({r["paper"] for r in labels}) >= 6
     assert {r["expected"] for r in labels} >= {"confirmed", "inconclusive", "not-checkable"}
 
