@@ -1,10 +1,11 @@
 """Issue 15: the checkers on hand-labelled statements of the shared real papers.
 
-Measured on 60 statements from 9 papers (4 more were added afterwards: 64 now, 3 errors, 16 confirmed). Before this change (the checkers as they were, each
-statement sent as `math.equality`): 45 ended in `error` (75 %), 9 were refuted although the paper is
-right (definitions, indexed sums, bold matrices, a rounded 1.3e-7), and 3 of the 13 checkable ones
-were confirmed. Now (`math.statement`, the paper's macros expanded from its own .tex files): 3 end in
-`error` (5 %), none is refuted, all 13 are confirmed (`python bench/bench_checkers.py --real-statements`).
+Measured on 64 statements from 9 papers. Before this change (the checkers as they were, each
+statement sent as `math.equality`, the two `units.dimensions` ones as such): 46 ended in `error`
+(72 %), 10 were refuted although the paper is right (definitions, indexed sums, bold matrices, a
+rounded 1.3e-7), and 5 of the 16 checkable ones were confirmed. Now (`math.statement`, the paper's
+macros expanded from its own .tex files): 3 end in `error` (4.7 %), none is refuted, all 16 are
+confirmed (`python bench/bench_checkers.py --real-statements`; `--kind math.equality` for the older kind).
 """
 
 from __future__ import annotations
