@@ -8,6 +8,13 @@ request in flight; then one `all@16_in_flight` row: every kind mixed, 16 request
 latency under load and checks/s.
 
     python bench/bench_checkers.py [--per-kind 20] [--replicas 1 2]
+    python bench/bench_checkers.py --real-statements [--kind math.statement] [--timeout 30]
+
+`--real-statements` (issue 15) skips the service and runs the hand-labelled statements of the shared
+real papers (tests/checkers/data/real_statements.jsonl) through the sandboxed runner, printing one
+row per statement (expected outcome, outcome, reason) and the summary: outcome counts, the share
+ending in `error`, refutations of statements labelled correct, and agreement with the labels.
+`--kind math.equality` sends the same statements the way the checkers read them before.
 
 Uses RAY_ADDRESS when set, else starts a local Ray with 4 CPUs; Serve listens on a free
 127.0.0.1 port and is shut down at the end.
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -114,11 +122,33 @@ def pct(values: list[float], q: float) -> float:
     )
 
 
+def real_statements(kind: str, timeout_s: float) -> None:
+    """The labelled real-paper statements through the sandboxed runner: the outcome table and summary."""
+    from checkers import IsolatedRunner, Limits
+    from tests.checkers.real_statements import run_statements, summary, table
+    from tests.helpers.paths import SHARED_DATA
+
+    runner = IsolatedRunner(workers=1, limits=Limits(timeout_s=timeout_s))
+    start = time.perf_counter()
+    try:
+        rows = run_statements(SHARED_DATA / "papers", kind, run=runner.run)
+    finally:
+        runner.close()
+    print(table(rows))
+    print(json.dumps({"kind": kind, **summary(rows), "wall_s": round(time.perf_counter() - start, 1)}, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-kind", type=int, default=20)
     ap.add_argument("--replicas", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--real-statements", action="store_true", help="run the labelled real-paper statements")
+    ap.add_argument("--kind", default="math.statement", help="check kind for --real-statements")
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per check for --real-statements")
     args = ap.parse_args()
+    if args.real_statements:
+        real_statements(args.kind, args.timeout)
+        return
 
     import ray
     from ray import serve

@@ -15,6 +15,13 @@ function), `\\mathrm{Li}_s(x)` (polylogarithm), `\\pi`, `\\infty`, and `e` as Eu
 when raised to a power (`e^{x}`). `plain`: multi-letter identifiers (`gamma1`, `R_e`), `*`, `/`,
 `^` or `**`, and calls of known functions such as `exp(x)`, `sqrt(x)`, `log(x)`.
 
+Calculus and paper notation (issue 15; see `checkers.latex_calculus`): Leibniz, partial and prime
+derivatives, integrals with and without bounds, `\\lim`, `\\nabla` over declared coordinates,
+`cases`, `\\underset`, `|x|`, relation chains. Whatever the parser cannot read with confidence raises
+`UnsureParse` (checks answer inconclusive); readings that are plausible but not certain (`k(\\tau)`
+read as a product, `\\log` of unstated base, `i` as a symbol) are recorded in `ambiguities`, and a
+check never refutes on a parse with ambiguities.
+
 Limits: at most 5,000 characters, 60 levels of nesting and 60 digits per number. Numeric powers
 with huge exponents are built unevaluated so that parsing itself cannot explode; what a later
 simplification does with them is bounded by the sandbox's time and memory limits.
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from checkers.latex_calculus import CalculusMixin
 from checkers.latex_tokens import (
     ACCENTS,
     FUNCTIONS,
@@ -41,9 +49,18 @@ from checkers.latex_tokens import (
     TWO_ARG,
     Syntax,
     Token,
+    UnknownCommand,
+    UnsureParse,
+    normalise,
     tokenize,
 )
 from checkers.result import CheckInputError
+
+__all__ = ["Parser", "Relation", "UnknownCommand", "UnsureParse", "parse", "parse_chain", "parse_expr"]
+
+# Commands that end an operand: relations, arrows, row and environment ends.
+_STOPS = {"to", "rightarrow", "longrightarrow", "mapsto", "end", "\\", "}", "|", "rvert"}
+_ANNOTATED = {"stackrel", "overset", "underset"}
 
 
 @dataclass(frozen=True)
@@ -55,21 +72,39 @@ class Relation:
     rhs: sp.Expr
 
 
-class Parser:
+class Parser(CalculusMixin):
     """Recursive descent over tokens; every node is built by an explicit sympy constructor."""
 
     def __init__(self, text: str, syntax: Syntax = "latex", functions: tuple[str, ...] = (),
-                 log_base: str | int = "e") -> None:  # fmt: skip
+                 log_base: str | int = "e", coordinates: tuple[str, ...] = (),
+                 log_base_stated: bool = True) -> None:  # fmt: skip
         if syntax not in ("latex", "plain"):
             raise CheckInputError(f"syntax must be 'latex' or 'plain', got {syntax!r}")
         self.syntax = syntax
-        self.tokens = tokenize(text, syntax)
+        self.tokens = normalise(tokenize(text, syntax)) if syntax == "latex" else tokenize(text, syntax)
         self.i = 0
         self.depth = 0
         self.functions = set(functions)
+        self.coordinates = tuple(coordinates)
+        self.abs_open = False
+        self.ambiguities: list[str] = []
+        """Plausible but uncertain readings; a check never refutes on a parse that has any."""
         if log_base not in ("e", 10, "10", 2, "2"):
             raise CheckInputError("log_base must be 'e', 10 or 2")
         self.log_base = None if log_base == "e" else int(log_base)
+        self.log_base_stated = log_base_stated
+
+    def child(self, tokens: list[Token]) -> Parser:
+        """A parser over a slice of tokens with the same settings (integrands, bounds, variables)."""
+        sub = Parser.__new__(Parser)
+        sub.__dict__.update(self.__dict__)
+        sub.tokens = list(tokens) + [Token("end", "", tokens[-1].pos + 1 if tokens else 0)]
+        sub.i, sub.ambiguities = 0, []
+        return sub
+
+    def note(self, text: str) -> None:
+        if text not in self.ambiguities:
+            self.ambiguities.append(text)
 
     # -- token helpers -------------------------------------------------------------------------
     def _text(self, a: int, b: int) -> str:
@@ -110,6 +145,21 @@ class Parser:
         self.finish()
         return Relation(lhs, op, rhs)
 
+    def parse_chain(self) -> tuple[list[sp.Expr], list[str]]:
+        """`a = b \\le c`: the expressions and the relations between neighbours (every token used)."""
+        exprs, ops = [self.expr()], []
+        while (op := self.relation_op()) is not None:
+            ops.append(op)
+            exprs.append(self.expr())
+        self.finish()
+        free = {s.name for e in exprs for s in getattr(e, "free_symbols", set())}
+        if "d" in free and self.syntax == "latex":
+            self.note("'d' read as a symbol (it may be a differential)")
+        for name in ("i", "j"):
+            if name in free and self.syntax == "latex":
+                self.note(f"'{name}' read as a symbol (it may be the imaginary unit)")
+        return exprs, ops
+
     def parse_expr(self) -> sp.Expr:
         out = self.expr()
         self.finish()
@@ -120,15 +170,40 @@ class Parser:
         if tok.kind != "end":
             raise CheckInputError(f"unexpected {tok.text!r} at {tok.pos}")
 
+    def is_relation(self, tok: Token) -> bool:
+        return (tok.kind == "op" and (tok.text in RELATION_OPS or tok.text == ":=")) or (
+            tok.kind == "cmd" and tok.text[1:] in RELATIONS
+        )
+
     def relation_op(self) -> str | None:
         tok = self.peek()
+        if tok.kind == "op" and tok.text == ":=":
+            self.i += 1
+            return "def"
         if tok.kind == "op" and tok.text in RELATION_OPS:
             self.i += 1
             return RELATION_OPS[tok.text]
         if tok.kind == "cmd" and tok.text[1:] in RELATIONS:
             self.i += 1
             return RELATIONS[tok.text[1:]]
+        if tok.kind == "cmd" and tok.text[1:] in _ANNOTATED and self.annotated_relation():
+            return "annotated"
         return None
+
+    def annotated_relation(self) -> bool:
+        """`\\stackrel{def}{=}`, `\\overset{!}{=}`: a relation with a note over it (consumed when it is one)."""
+        save = self.i
+        self.i += 1
+        try:
+            self.group_range()
+            a, b = self.group_range()
+        except CheckInputError:
+            self.i = save
+            return False
+        if b - a == 1 and self.is_relation(self.tokens[a]):
+            return True
+        self.i = save
+        return False
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self) -> sp.Expr:
@@ -136,9 +211,9 @@ class Parser:
         out = self.term()
         while True:
             if self.accept("+"):
-                out = out + self.term()
+                out = _add(out, self.term())
             elif self.accept("-"):
-                out = out - self.term()
+                out = _add(out, -self.term())
             else:
                 break
         self.depth -= 1
@@ -150,12 +225,17 @@ class Parser:
             tok = self.peek()
             if tok.text in ("*",) and tok.kind == "op" or tok.kind == "cmd" and tok.text[1:] in MUL_COMMANDS:
                 self.i += 1
-                out = out * self.signed()
+                out = _mul(out, self.signed())
             elif tok.kind == "op" and tok.text == "/":
                 self.i += 1
-                out = out / self.signed()
+                right = self.signed()
+                if isinstance(right, sp.MatrixBase):
+                    raise UnsureParse("division by a vector")
+                out = out / right
+                if self.starts_atom(self.peek()):  # `c / 2 \pi L` usually means c / (2 pi L)
+                    self.note("a / b c read as (a / b) c (the denominator may go on)")
             elif self.starts_atom(tok):
-                out = out * self.power()
+                out = _mul(out, self.power())
             else:
                 return out
 
@@ -170,6 +250,8 @@ class Parser:
         self.enter()
         base = self.postfix(self.atom())
         if self.accept("^"):
+            if isinstance(base, sp.MatrixBase):
+                raise UnsureParse("a power of a vector")
             base = make_pow(base, self.exponent())
         self.depth -= 1
         return base
@@ -188,17 +270,24 @@ class Parser:
             if self.next().text == "!":
                 value = sp.factorial(value)
             else:
-                raise CheckInputError("primes (derivatives) are not supported")
+                raise UnsureParse("a prime after an expression (derivative or a new variable?)")
         return value
 
     def starts_atom(self, tok: Token) -> bool:
-        if tok.kind in ("num", "id"):
+        if tok.kind in ("num", "id", "diff"):
             return True
         if tok.kind == "op":
-            return tok.text in ("(", "[", "{")
+            return tok.text in ("(", "[", "{") or (tok.text == "|" and not self.abs_open)
         if tok.kind == "cmd":
             name = tok.text[1:]
-            return name not in MUL_COMMANDS and name not in RELATIONS and name not in ("}", "|")
+            if name in _ANNOTATED:
+                save = self.i
+                annotated = self.annotated_relation()
+                self.i = save
+                return not annotated
+            if name in ("vert", "lvert", "rvert"):
+                return not self.abs_open and name != "rvert"
+            return name not in MUL_COMMANDS and name not in RELATIONS and name not in _STOPS
         return False
 
     def atom(self) -> sp.Expr:
@@ -207,17 +296,39 @@ class Parser:
             return make_number(tok.text)
         if tok.kind == "op" and tok.text in ("(", "[", "{"):
             inner = self.expr()
+            if tok.text == "(" and self.peek().text == ",":
+                return self.vector(inner)
             self.expect({"(": ")", "[": "]", "{": "}"}[tok.text])
             return inner
+        if tok.kind == "op" and tok.text == "|" and not self.abs_open or tok.text in ("\\vert", "\\lvert"):
+            self.abs_open = True
+            inner = self.expr()
+            self.abs_open = False
+            if not (self.accept("|") or self.accept("\\vert") or self.accept("\\rvert")):
+                raise CheckInputError(f"unclosed |...| opened at {tok.pos}")
+            return sp.Abs(inner)
         if tok.kind == "cmd" and tok.text == "\\{":
             inner = self.expr()
             self.expect("\\}")
             return inner
         if tok.kind == "id":
             return self.identifier(tok)
+        if tok.kind == "diff":
+            raise UnsureParse(f"a differential d at {tok.pos} outside a derivative or an integral")
         if tok.kind == "cmd":
             return self.command(tok)
         raise CheckInputError(f"unexpected {tok.text or 'end'!r} at {tok.pos}")
+
+    def vector(self, first: sp.Expr) -> sp.Expr:
+        items = [first]
+        while self.accept(","):
+            items.append(self.expr())
+        self.expect(")")
+        if not self.coordinates:
+            raise UnsureParse("a tuple (a, b, ...) without declared coordinates")
+        if len(items) != len(self.coordinates) or any(isinstance(v, sp.MatrixBase) for v in items):
+            raise UnsureParse("a tuple that is not a vector over the declared coordinates")
+        return sp.ImmutableMatrix(items)
 
     # -- identifiers and commands --------------------------------------------------------------
     def identifier(self, tok: Token) -> sp.Expr:
@@ -240,9 +351,37 @@ class Parser:
 
     def symbol(self, base: str) -> sp.Expr:
         name = base + ("_" + self.subscript_name() if self.accept("_") else "")
+        primes = self.primes() if self.syntax == "latex" else 0
+        if primes:
+            return self.primed_call(name, primes)
         if name in self.functions and self.peek().text == "(":
             return sp.Function(name)(*self.call_args())
+        if (
+            self.peek().kind == "op"
+            and self.peek().text == "("
+            and self.syntax == "latex"
+            and self.looks_like_call()
+        ):
+            self.note(f"{name}(...) read as a product (it may be a function)")
         return sp.Symbol(name)
+
+    def looks_like_call(self) -> bool:
+        """`k(\\tau)`, `f(x, y)`: a bracket of bare symbols after a symbol reads like a function call;
+        `n(n+1)` (an operator inside) reads like a product."""
+        level, j = 0, self.i
+        while True:
+            tok = self.tokens[j]
+            if tok.kind == "end":
+                return False
+            if tok.text in ("(", "[", "{"):
+                level += 1
+            elif tok.text in (")", "]", "}"):
+                level -= 1
+                if level == 0:
+                    return True
+            elif tok.text in ("+", "-", "*", "/", "\\cdot", "\\times", "\\frac", "^"):
+                return False
+            j += 1
 
     def subscript_name(self) -> str:
         """The text of a subscript, flattened to [A-Za-z0-9_] (e.g. `{\\rm eff}` -> `eff`)."""
@@ -259,7 +398,7 @@ class Parser:
                     level -= 1
                     if level == 0:
                         break
-                elif tok.kind in ("num", "id"):
+                elif tok.kind in ("num", "id", "diff"):
                     parts.append(tok.text.replace(".", "p"))
                 elif tok.kind == "cmd" and tok.text[1:].isalpha():
                     name = tok.text[1:]
@@ -276,10 +415,12 @@ class Parser:
                 name = tok.text[0]
                 if len(tok.text) > 1:
                     raise CheckInputError("write multi-digit subscripts as _{...}")
-            elif tok.kind == "id":
+            elif tok.kind in ("id", "diff"):
                 name = tok.text
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 name = SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:])
+            elif tok.kind == "op" and tok.text == "*":  # f_* (a characteristic value)
+                name = "star"
             else:
                 raise CheckInputError(f"bad subscript {tok.text!r} at {tok.pos}")
         if not name or not re.fullmatch(r"[A-Za-z0-9_]+", name):
@@ -292,7 +433,7 @@ class Parser:
         parts: list[str] = []
         while not self.accept("}"):
             tok = self.next()
-            if tok.kind in ("id", "num"):
+            if tok.kind in ("id", "num", "diff"):
                 parts.append(tok.text)
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 parts.append(SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:]))
@@ -306,15 +447,23 @@ class Parser:
     def command(self, tok: Token) -> sp.Expr:
         name = tok.text[1:]
         if name in ("frac", "dfrac", "tfrac"):
-            a = self.i
-            num = self.group()
-            b = self.i
-            den = self.group()
-            if _is_derivative(self._text(a, b), self._text(b, self.i)):
-                # `\frac{d}{dx} f` read as d/(d*x)*f would refute true statements: refuse, never guess.
-                raise UnsureParse("derivative notation \\frac{d}{dx} is not supported (a wrong parse must "
-                                      "never refute)")
-            return num / den
+            a0, a1 = self.group_range()
+            b0, b1 = self.group_range()
+            num, den = self.tokens[a0:a1], self.tokens[b0:b1]
+            d_num = bool(num) and (num[0].kind == "diff" or num[0].text in ("d", "\\partial", "\\delta"))
+            d_den = (
+                bool(den)
+                and (den[0].kind == "diff" or den[0].text in ("d", "\\partial", "\\delta"))
+                and len(den) > 1
+            )
+            if d_num and d_den:
+                if num[0].text == "\\delta" or den[0].text == "\\delta":
+                    raise UnsureParse("variational derivative \\delta f / \\delta x")
+                return self.leibniz(num, den)
+            numerator, denominator = self.sub_expr(num), self.sub_expr(den)
+            if isinstance(denominator, sp.MatrixBase):
+                raise UnsureParse("division by a vector")
+            return numerator / denominator
         if name == "sqrt":
             if self.accept("["):
                 index = self.expr()
@@ -324,27 +473,60 @@ class Parser:
         if name == "infty":
             return sp.oo
         if name == "pi":
+            if self.peek().text == "(":
+                self.note("\\pi(...) read as pi times a bracket (it may be a function)")
             return sp.pi
         if name in ("sum", "prod"):
             return self.big_operator(name)
+        if name == "int":
+            return self.integral()
+        if name == "lim":
+            return self.limit()
+        if name == "partial":
+            return self.partial_subscript()
+        if name in ("dv", "pdv", "odv"):  # physics / derivative packages: \dv{f}{x}, \dv[2]{f}{x}, \dv{x} f
+            return self.package_derivative()
+        if name == "nabla":
+            return self.nabla()
+        if name == "begin":
+            return self.environment()
+        if name == "underset":  # \underset{x \to 0}{\lim} is \lim_{x \to 0}
+            a0, a1 = self.group_range()
+            b0, b1 = self.group_range()
+            under, over = self.tokens[a0:a1], self.tokens[b0:b1]
+            self.tokens[self.i : self.i] = [*over, Token("op", "_", tok.pos), Token("op", "{", tok.pos), *under,
+                                            Token("op", "}", tok.pos)]  # fmt: skip
+            return self.atom()
         if name in FUNCTIONS or name == "log":
+            if name == "log" and not self.log_base_stated and self.peek().text != "_":
+                self.note("\\log of unstated base read as the natural logarithm")
             return self.apply(name)
         if name in GREEK:
             return self.symbol(name)
         if name in NAME_COMMANDS:
+            if name in ("mathbf", "boldsymbol", "bm"):
+                self.note(f"\\{name} symbol read as a scalar (it may be a vector or a matrix)")
             word = self.braced_name()
             if word == "e":
                 return sp.E
             if word == "i":
                 return sp.I
+            if word == "d":
+                raise UnsureParse("a differential \\mathrm{d} outside a derivative or an integral")
             if word in FUNCTIONS or word in TWO_ARG or word in ("log", "Li"):
                 return self.apply(word)
+            if name == "operatorname" or (
+                len(word) > 1 and self.peek().text == "(" and word not in self.functions
+            ):
+                raise UnsureParse(f"{word}(...) may be a function the parser does not know")
             return self.symbol(word)
         if name in ACCENTS:
+            if name == "vec":
+                self.note("\\vec symbol read as a scalar")
             return self.symbol(f"{name}_{self.braced_name()}")
         if name in SYMBOL_COMMANDS:
             return sp.Symbol(SYMBOL_COMMANDS[name])
-        raise CheckInputError(f"LaTeX command {tok.text!r} is not supported")
+        raise UnknownCommand(f"LaTeX command {tok.text!r} is not supported")
 
     def group(self) -> sp.Expr:
         if self.accept("{"):
@@ -379,6 +561,8 @@ class Parser:
             args = [self.power()]
         else:
             raise CheckInputError(f"function {name!r} needs parenthesised arguments")
+        if any(isinstance(a, sp.MatrixBase) for a in args):
+            raise UnsureParse(f"{name} of a vector")
         if name == "Li":
             if sub is None or len(args) != 1:
                 raise CheckInputError("write the polylogarithm as \\mathrm{Li}_{s}(x)")
@@ -401,38 +585,19 @@ class Parser:
             value = FUNCTIONS[name](args[0])
         return make_pow(value, power) if power is not None else value
 
-    def big_operator(self, name: str) -> sp.Expr:
-        """`\\sum_{n=1}^{N} body` / `\\prod`: the body is the following product term."""
-        self.expect("_")
-        self.expect("{")
-        var_tok = self.next()
-        if var_tok.kind != "id" and not (var_tok.kind == "cmd" and var_tok.text[1:] in GREEK):
-            raise CheckInputError("summation index must be a symbol")
-        var = sp.Symbol(var_tok.text.lstrip("\\"), integer=True)
-        self.expect("=")
-        lower = self.expr()
-        self.expect("}")
-        self.expect("^")
-        upper = self.group() if self.peek().text == "{" else self.atom()
-        plain = sp.Symbol(var.name)
-        body = self.term().xreplace({plain: var})
-        if name == "sum":
-            return sp.Sum(body, (var, lower, upper))
-        return sp.Product(body, (var, lower, upper))
+
+def _add(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    if isinstance(a, sp.MatrixBase) != isinstance(b, sp.MatrixBase):
+        raise UnsureParse("a vector added to a scalar")
+    if isinstance(a, sp.MatrixBase) and a.shape != b.shape:
+        raise UnsureParse("vectors of different lengths added")
+    return a + b
 
 
-class UnsureParse(CheckInputError):
-    """The text is well-formed LaTeX the parser would read wrongly (Leibniz derivatives): checks
-    answer inconclusive, never refuted (issue 15: `\\frac{d}{dx}\\sin(x^2)` was read as sin(x^2)/x)."""
-
-
-_D_OP = r"(?:d|\\partial|\\delta|\\mathrm \{ d \}|\\text \{ d \}|\\rm d|\\operatorname \{ d \})"
-
-
-def _is_derivative(num: str, den: str) -> bool:
-    """Is `\\frac{num}{den}` Leibniz notation (d/dx, df/dx, \\partial^2 f/\\partial x^2)? Token texts, space-joined."""
-    n, d = num.strip().strip("{}").strip(), den.strip().strip("{}").strip()
-    return bool(re.match(rf"{_D_OP}(?:\s|\^|$)", n) and re.match(rf"{_D_OP}\s*\S", d))
+def _mul(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    if isinstance(a, sp.MatrixBase) and isinstance(b, sp.MatrixBase):
+        raise UnsureParse("a product of two vectors (dot, cross or outer?)")
+    return a * b
 
 
 def make_number(text: str) -> sp.Expr:
@@ -452,13 +617,30 @@ def make_pow(base: sp.Expr, exp: sp.Expr) -> sp.Expr:
     return sp.Pow(base, exp)
 
 
+def _guarded(build):
+    """Run one parse; a sympy constructor that rejects what it was given is an unsure parse, not a crash."""
+    try:
+        return build()
+    except CheckInputError:
+        raise
+    except (TypeError, ValueError, AttributeError, NotImplementedError, IndexError, KeyError) as exc:
+        raise UnsureParse(
+            f"the parsed pieces do not combine ({type(exc).__name__}: {str(exc)[:80]})"
+        ) from exc
+
+
 def parse(text: str, syntax: Syntax = "latex", functions: tuple[str, ...] = (),
-          log_base: str | int = "e") -> sp.Expr | Relation:  # fmt: skip
+          log_base: str | int = "e", coordinates: tuple[str, ...] = ()) -> sp.Expr | Relation:  # fmt: skip
     """Parse a statement: an expression, or `lhs <relation> rhs`."""
-    return Parser(text, syntax, functions, log_base).parse_statement()
+    return _guarded(lambda: Parser(text, syntax, functions, log_base, coordinates).parse_statement())
 
 
 def parse_expr(text: str, syntax: Syntax = "latex", functions: tuple[str, ...] = (),
-               log_base: str | int = "e") -> sp.Expr:  # fmt: skip
+               log_base: str | int = "e", coordinates: tuple[str, ...] = ()) -> sp.Expr:  # fmt: skip
     """Parse an expression (no relation allowed)."""
-    return Parser(text, syntax, functions, log_base).parse_expr()
+    return _guarded(lambda: Parser(text, syntax, functions, log_base, coordinates).parse_expr())
+
+
+def parse_chain(parser: Parser) -> tuple[list[sp.Expr], list[str]]:
+    """`parser.parse_chain()` with the same guard as `parse`."""
+    return _guarded(parser.parse_chain)

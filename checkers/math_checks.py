@@ -14,29 +14,54 @@ agreement at every point confirms (the evidence says which); nothing evaluable i
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any
 
 import sympy as sp
 
-from checkers.latex_parser import Relation, UnsureParse, parse, parse_expr
+from checkers.latex_macros import expand_macros, parse_macros
+from checkers.latex_parser import Parser, Relation, UnknownCommand, UnsureParse, parse_chain, parse_expr
+from checkers.numeric_route import value_at
 from checkers.registry import check
 from checkers.result import CheckInputError, CheckResult
-from checkers.sampling import Domain, close, numeric, sample_points, show, show_point, with_assumptions
+from checkers.sampling import (
+    Domain,
+    close,
+    numeric,
+    numeric_limit,
+    sample_points,
+    show,
+    show_point,
+    with_assumptions,
+)
 from checkers.time_budget import BudgetExceeded, time_budget
 from checkers.wolfram_engine import engine_note, wolfram_is_zero, wolframscript_path
 
 COMMON_DOC = (
     "  common optional fields: syntax ('latex' | 'plain'), log_base ('e' | 10), functions (names used as f(x)),\n"
     "  definitions {symbol: expression} substituted first, domain {symbol: [low, high]} (default [0.1, 3]),\n"
-    "  points (10), seed (0), tolerance (1e-9 relative), engine ('auto' | 'sympy' | 'wolframscript')"
+    "  points (10), seed (0), tolerance (1e-9 relative), engine ('auto' | 'sympy' | 'wolframscript'),\n"
+    "  coordinates (names for \\nabla), preamble (LaTeX whose \\newcommand/\\def macros are expanded first)"
 )
+PAPER_BUDGET_S = 10.0
+"""Soft budget of one symbolic step (simplify, doit) in `math.statement`: a real paper's statement must not
+hold a worker; the older kinds keep only the sandbox's hard limit."""
 
 
 class MathInput:
     """The parsing settings and sampling options shared by every math check."""
 
-    def __init__(self, payload: dict[str, Any]) -> None:
+    def __init__(self, payload: dict[str, Any], paper: bool = False) -> None:
         self.payload = payload
+        self.ambiguities: list[str] = []
+        # In paper statements an unstated \log base is an ambiguity (astronomy often means log10).
+        self.log_base_stated = not paper or "log_base" in payload
+        self.budget = PAPER_BUDGET_S if paper else None
+        preamble = payload.get("preamble", "")
+        if not isinstance(preamble, str):
+            raise CheckInputError("preamble must be LaTeX text")
+        self.macros = parse_macros(preamble) if preamble else {}
         self.syntax = payload.get("syntax", "latex")
         self.log_base = payload.get("log_base", "e")
         functions = payload.get("functions", [])
@@ -45,6 +70,10 @@ class MathInput:
         ):
             raise CheckInputError("functions must be a list of names (letters, digits, _)")
         self.functions = tuple(self.symbol_name(f) if f.startswith("\\") else f for f in functions)
+        coordinates = payload.get("coordinates", [])
+        if not isinstance(coordinates, list) or not all(isinstance(c, str) for c in coordinates):
+            raise CheckInputError("coordinates must be a list of symbols")
+        self.coordinates = tuple(self.symbol_name(c) for c in coordinates)
         self.domain = Domain.from_payload(payload.get("domain"), self.symbol_name)
         self.points = int(payload.get("points", 10))
         self.seed = int(payload.get("seed", 0))
@@ -62,15 +91,36 @@ class MathInput:
                 return self.payload[name]
         raise CheckInputError(f"missing string field {' or '.join(repr(n) for n in names)}")
 
+    def parser(self, text: str) -> Parser:
+        if not isinstance(text, str):
+            raise CheckInputError("expression must be a string")
+        text = expand_macros(text, self.macros) if self.macros else text
+        parser = Parser(text, self.syntax, self.functions, self.log_base, getattr(self, "coordinates", ()),
+                        self.log_base_stated)  # fmt: skip
+        # a symbol given by `definitions` (r = sqrt(x^2+...)) depends on the variables it is defined in
+        parser.defined = set(getattr(self, "definitions", {}) or {})
+        return parser
+
     def expr(self, text: str) -> sp.Expr:
-        value = parse_expr(text, self.syntax, self.functions, self.log_base)
-        return self.substitute(value)
+        parser = self.parser(text)
+        value = parse_chain(parser)
+        if value[1]:
+            raise CheckInputError(f"unexpected relation {value[1][0]!r} in an expression")
+        self.ambiguities += [a for a in parser.ambiguities if a not in self.ambiguities]
+        return self.substitute(value[0][0])
+
+    def chain(self, text: str) -> tuple[list[sp.Expr], list[str]]:
+        parser = self.parser(text)
+        exprs, ops = parse_chain(parser)
+        self.ambiguities += [a for a in parser.ambiguities if a not in self.ambiguities]
+        return [self.substitute(e) for e in exprs], ops
 
     def relation(self, text: str) -> Relation:
-        value = parse(text, self.syntax, self.functions, self.log_base)
-        if not isinstance(value, Relation):
-            raise CheckInputError("statement has no relation (=, <, >, \\le, \\ge, \\approx)")
-        return Relation(self.substitute(value.lhs), value.op, self.substitute(value.rhs))
+        exprs, ops = self.chain(text)
+        if len(ops) != 1:
+            raise CheckInputError("statement has no relation (=, <, >, \\le, \\ge, \\approx)" if not ops
+                                  else "statement has more than one relation")  # fmt: skip
+        return Relation(exprs[0], ops[0], exprs[1])
 
     def symbol_name(self, text: str) -> str:
         value = parse_expr(text, self.syntax)
@@ -79,10 +129,14 @@ class MathInput:
         return value.name
 
     def substitute(self, value: sp.Expr) -> sp.Expr:
-        if not self.definitions:
+        if not getattr(self, "definitions", None):
             return value
-        by_name = {s: self.definitions[s.name] for s in value.free_symbols if s.name in self.definitions}
-        return value.xreplace(by_name) if by_name else value
+        for _ in range(5):  # a definition may use another (eta in terms of Q)
+            by_name = {s: self.definitions[s.name] for s in value.free_symbols if s.name in self.definitions}
+            if not by_name:
+                break
+            value = value.xreplace(by_name)
+        return value
 
     def _definitions(self, raw: Any) -> dict[str, sp.Expr]:
         if not isinstance(raw, dict):
@@ -94,7 +148,7 @@ class MathInput:
 
     def sides(self) -> tuple[sp.Expr, sp.Expr]:
         if "statement" in self.payload:
-            rel = self.relation(self.field("statement"))
+            rel = self.relation(clean_statement(self.field("statement")))
             if rel.op != "=":
                 raise CheckInputError(f"an equality needs '=', found {rel.op!r}")
             return rel.lhs, rel.rhs
@@ -118,13 +172,21 @@ def singular_terms(expr: sp.Expr) -> list[dict[str, str]]:
     return found
 
 
-def _symbolic_zero(diff: sp.Expr, engine: str) -> tuple[bool | None, str, str]:
+def _budget(seconds: float | None):
+    return time_budget(seconds) if seconds else nullcontext()
+
+
+def _symbolic_zero(diff: sp.Expr, engine: str, budget: float | None = None) -> tuple[bool | None, str, str]:
     """(is zero: True / False / None undecided, residual text, engine used)."""
     if engine != "sympy" and wolframscript_path() is not None:
         decided = wolfram_is_zero(diff)
         if decided is not None:
             return decided, "0" if decided else "nonzero", "wolframscript"
-    residual = sp.simplify(diff.doit())
+    try:
+        with _budget(budget):
+            residual = sp.simplify(diff.doit())
+    except BudgetExceeded:
+        return None, "simplification ran past its time budget", "sympy"
     if residual == 0:
         return True, "0", "sympy"
     if residual.is_number and not residual.has(sp.Sum, sp.Product, sp.Integral):
@@ -142,18 +204,98 @@ def _unavailable(kind: str, engine: str) -> CheckResult | None:
     return None
 
 
+def _doit(expr: sp.Expr, budget: float | None = None) -> sp.Expr:
+    """The symbolic route's calculus (derivatives, integrals, limits, sums done by sympy), bounded."""
+    if not expr.atoms(sp.Derivative, sp.Integral, sp.Limit, sp.Sum, sp.Product, sp.Subs):
+        return expr
+    try:
+        with _budget(budget):
+            return expr.doit()
+    except (BudgetExceeded, NotImplementedError, ValueError, TypeError):
+        return expr
+
+
+def _indefinite_vars(expr: sp.Expr) -> set[sp.Symbol]:
+    return {lim[0] for op in expr.atoms(sp.Integral) for lim in op.limits if len(lim) == 1}
+
+
+def _d_indefinite(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """d/dvar of a sum of terms, where d/dx of `\\int f dx` is f exactly (no engine involved)."""
+    out = []
+    for t in sp.Add.make_args(expr):
+        if isinstance(t, sp.Integral) and t.limits == ((var,),):
+            out.append(t.function)
+        elif _indefinite_vars(t):
+            raise UnsureParse("an indefinite integral inside a product or a function")
+        else:
+            out.append(sp.Derivative(t, var))
+    return sp.Add(*out)
+
+
+def _withheld(kind: str, inp: MathInput, reason: str, engine: str, evidence: dict[str, Any],
+              point: dict[sp.Symbol, sp.Expr] | None, lhs: sp.Expr, rhs: sp.Expr) -> CheckResult:  # fmt: skip
+    """A refutation only stands when the parse had no ambiguity and the numeric route agrees."""
+    if inp.ambiguities:
+        evidence["ambiguities"] = list(inp.ambiguities)
+        return CheckResult(kind, "inconclusive", f"{reason}, but the parse is ambiguous ({inp.ambiguities[0]}): "
+                           "not refuted", engine, evidence)  # fmt: skip
+    left, right = value_at(lhs, point or {}), value_at(rhs, point or {})
+    evidence["numeric_route"] = {"lhs": show(left), "rhs": show(right)}
+    if left is None or right is None:
+        return CheckResult(kind, "inconclusive", f"{reason}, but the independent numeric route cannot evaluate "
+                           "the point: not refuted", engine, evidence)  # fmt: skip
+    if close(left, right, 1e-6):
+        return CheckResult(kind, "inconclusive", f"{reason}, but the independent numeric route finds the sides "
+                           "equal: not refuted", engine, evidence)  # fmt: skip
+    return CheckResult(kind, "refuted", f"{reason} (the independent numeric route agrees)", engine, evidence)
+
+
+def _compare_vectors(kind: str, inp: MathInput, lhs: Any, rhs: Any) -> CheckResult:
+    if not (isinstance(lhs, sp.MatrixBase) and isinstance(rhs, sp.MatrixBase)) or lhs.shape != rhs.shape:
+        return CheckResult(kind, "inconclusive", "a vector compared with a scalar or a vector of another length",
+                           "sympy", {"lhs": str(lhs), "rhs": str(rhs)})  # fmt: skip
+    parts = [compare_sides(kind, inp, a, b) for a, b in zip(lhs, rhs, strict=True)]
+    outcomes = [p.outcome for p in parts]
+    evidence = {"components": [{"outcome": p.outcome, "reason": p.reason} for p in parts]}
+    if "refuted" in outcomes:
+        n = outcomes.index("refuted")
+        return CheckResult(
+            kind, "refuted", f"component {n + 1}: {parts[n].reason}", parts[n].engine, evidence
+        )
+    if all(o == "confirmed" for o in outcomes):
+        return CheckResult(kind, "confirmed", f"all {len(parts)} components equal", parts[0].engine, evidence)
+    return CheckResult(
+        kind, "inconclusive", "not every component could be decided", parts[0].engine, evidence
+    )
+
+
 def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> CheckResult:
-    """The equality method shared by `math.equality` and `math.series`."""
+    """The equality method shared by `math.equality`, `math.series` and `math.statement`."""
     if (missing := _unavailable(kind, inp.engine)) is not None:
         return missing
+    if isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
+        return _compare_vectors(kind, inp, lhs, rhs)
     pair, _ = with_assumptions(sp.Tuple(lhs, rhs), inp.domain)
     lhs, rhs = pair
+    if indefinite := _indefinite_vars(lhs) | _indefinite_vars(rhs):
+        if len(indefinite) != 1:
+            return CheckResult(kind, "inconclusive", "indefinite integrals in several variables", "sympy", {})
+        var = indefinite.pop()
+        try:
+            d_lhs, d_rhs = _d_indefinite(lhs, var), _d_indefinite(rhs, var)
+        except UnsureParse as exc:
+            return CheckResult(kind, "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
+        result = compare_sides(kind, inp, d_lhs, d_rhs)
+        return replace(result, reason=f"up to a constant of integration (both sides differentiated in {var}): "
+                       f"{result.reason}", evidence={**result.evidence, "indefinite_integral_in": var.name})  # fmt: skip
     evidence: dict[str, Any] = {"lhs": str(lhs), "rhs": str(rhs), "engine_note": engine_note()}
+    if inp.ambiguities:
+        evidence["ambiguities"] = list(inp.ambiguities)
     if bad := singular_terms(sp.Tuple(lhs, rhs)):
         evidence["undefined_terms"] = bad
         return CheckResult(kind, "refuted", f"term {bad[0]['index']} of {bad[0]['operator']} is undefined",
                            "sympy", evidence)  # fmt: skip
-    zero, residual, engine = _symbolic_zero(lhs - rhs, inp.engine)
+    zero, residual, engine = _symbolic_zero(lhs - rhs, inp.engine, inp.budget)
     if engine == "sympy" and wolframscript_path() is not None:
         evidence["engine_note"] = (
             "sympy requested"
@@ -164,11 +306,28 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
     free = sorted((lhs - rhs).free_symbols, key=lambda s: s.name)
     evidence["symbols"] = [s.name for s in free]
     if zero is False and not free:
-        return CheckResult(kind, "refuted", f"the two sides differ by {residual}", engine, evidence)
-    evaluated = 0
+        left, right = numeric(_doit(lhs, inp.budget), {}), numeric(_doit(rhs, inp.budget), {})
+        if (
+            left is not None and right is not None and close(left, right, inp.tolerance)
+        ):  # e.g. a printed 1.41
+            evidence.update(lhs_value=show(left), rhs_value=show(right), tolerance=inp.tolerance)
+            return CheckResult(kind, "confirmed", f"equal within the relative tolerance {inp.tolerance:g}", engine,
+                               evidence)  # fmt: skip
+        return _withheld(kind, inp, f"the two sides differ by {residual}", engine, evidence, None, lhs, rhs)
+    done_lhs, done_rhs = _doit(lhs, inp.budget), _doit(rhs, inp.budget)
+    evaluated = by_numeric_route = 0
     for point in sample_points(free, inp.domain, inp.points if free else 1, inp.seed):
-        left, right = numeric(lhs, point), numeric(rhs, point)
-        if left is None or right is None:
+        left, right = numeric(done_lhs, point), numeric(done_rhs, point)
+        if left is None or right is None:  # the symbolic route left a limit or an unknown form: numeric route
+            left, right = value_at(lhs, point), value_at(rhs, point)
+            if left is None or right is None:
+                continue
+            by_numeric_route += 1
+            if not close(left, right, 1e-6):
+                evidence.update(counterexample=show_point(point), lhs_value=show(left), rhs_value=show(right))
+                return CheckResult(kind, "inconclusive", "only the numeric route could evaluate, and it finds the "
+                                   "sides different at a sample point: not refuted on one route", engine, evidence)  # fmt: skip
+            evaluated += 1
             continue
         evaluated += 1
         if not close(left, right, inp.tolerance):
@@ -176,8 +335,12 @@ def compare_sides(kind: str, inp: MathInput, lhs: sp.Expr, rhs: sp.Expr) -> Chec
             if zero is True:
                 return CheckResult(kind, "inconclusive", "simplification gives 0 but a sample point differs",
                                    engine, evidence)  # fmt: skip
-            return CheckResult(kind, "refuted", "the two sides differ at a sample point", engine, evidence)
+            return _withheld(
+                kind, inp, "the two sides differ at a sample point", engine, evidence, point, lhs, rhs
+            )
     evidence["points_evaluated"] = evaluated
+    if by_numeric_route:
+        evidence["points_by_numeric_route"] = by_numeric_route
     if zero is True:
         return CheckResult(kind, "confirmed", "the difference simplifies to 0", engine, evidence)
     if evaluated == 0:
@@ -194,6 +357,9 @@ def check_equality(payload: dict[str, Any]) -> CheckResult:
         lhs, rhs = inp.sides()
     except UnsureParse as exc:  # a parse the parser cannot trust decides nothing
         return CheckResult("math.equality", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
+    if _defines(lhs, rhs):  # `k = 2\pi/\lambda` names k (issue 15)
+        return CheckResult("math.equality", "skipped", "defines a symbol (x = expression without x), not an identity",
+                           "sympy", {"lhs": str(lhs), "rhs": str(rhs)})  # fmt: skip
     return compare_sides("math.equality", inp, lhs, rhs)
 
 
@@ -208,30 +374,6 @@ def check_series(payload: dict[str, Any]) -> CheckResult:
     if not series.has(sp.Sum, sp.Product):
         raise CheckInputError("series has no \\sum or \\prod")
     return compare_sides("math.series", inp, series, closed)
-
-
-def _approach_points(to: sp.Expr, direction: str) -> list[sp.Expr]:
-    if to is sp.oo:
-        return [sp.Integer(10) ** k for k in (3, 6, 9, 12)]
-    if to is sp.S.NegativeInfinity:
-        return [-(sp.Integer(10) ** k) for k in (3, 6, 9, 12)]
-    step = [sp.Integer(10) ** -k for k in (3, 6, 9, 12)]
-    return [to - s for s in step] if direction == "-" else [to + s for s in step]
-
-
-def _numeric_limit(expr: sp.Expr, var: sp.Symbol, to: sp.Expr, direction: str) -> sp.Expr | None:
-    """A limit estimated from values approaching `to`, or None when they do not settle."""
-    values = [numeric(expr, {var: t}) for t in _approach_points(to, direction)]
-    if any(v is None or v.is_infinite for v in values):
-        return None
-    last, before = complex(values[-1]), complex(values[-2])
-    if abs(last) > 1e8 and abs(last) > 100 * abs(before):
-        if last.imag == 0 and before.imag == 0:
-            return sp.oo if last.real > 0 else sp.S.NegativeInfinity
-        return sp.zoo
-    if abs(last - before) <= 1e-6 * (1 + abs(last)):
-        return values[-1]
-    return None
 
 
 def _symbolic_limit(
@@ -249,7 +391,7 @@ def _symbolic_limit(
 
 def _one_limit(expr: sp.Expr, var: sp.Symbol, to: sp.Expr, direction: str) -> tuple[sp.Expr | None, str]:
     """At one numeric point: values approaching `to` first (cheap), `sympy.limit` when they do not settle."""
-    value = _numeric_limit(expr, var, to, direction)
+    value = numeric_limit(expr, var, to, direction)
     if value is not None:
         return value, "numeric approach"
     return _symbolic_limit(expr, var, to, direction, 3.0), "sympy.limit"
@@ -348,36 +490,132 @@ def check_approximation(payload: dict[str, Any]) -> CheckResult:
 def check_inequality(payload: dict[str, Any]) -> CheckResult:
     inp = MathInput(payload)
     rel = inp.relation(inp.field("statement"))
+    return compare_inequality("math.inequality", inp, rel.lhs, rel.op, rel.rhs)
+
+
+def compare_inequality(kind: str, inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
+    """`lhs op rhs` at sample points (violated at one point refutes, through the same guards as equalities)."""
     tests = {
         "<": lambda a, b: a < b,
         ">": lambda a, b: a > b,
         "<=": lambda a, b: a <= b,
         ">=": lambda a, b: a >= b,
     }
-    if rel.op not in tests:
-        raise CheckInputError(f"an inequality needs <, >, \\le or \\ge, found {rel.op!r}")
-    pair, _ = with_assumptions(sp.Tuple(rel.lhs, rel.rhs), inp.domain)
+    if op not in tests:
+        raise CheckInputError(f"an inequality needs <, >, \\le or \\ge, found {op!r}")
+    pair, _ = with_assumptions(sp.Tuple(lhs, rhs), inp.domain)
     lhs, rhs = pair
+    done_lhs, done_rhs = _doit(lhs, inp.budget), _doit(rhs, inp.budget)
     free = sorted((lhs - rhs).free_symbols, key=lambda s: s.name)
     evidence: dict[str, Any] = {
         "lhs": str(lhs),
-        "op": rel.op,
+        "op": op,
         "rhs": str(rhs),
         "symbols": [s.name for s in free],
     }
     evaluated = 0
     for point in sample_points(free, inp.domain, inp.points if free else 1, inp.seed):
-        left, right = numeric(lhs, point), numeric(rhs, point)
+        left, right = numeric(done_lhs, point), numeric(done_rhs, point)
         if left is None or right is None or not (left.is_real and right.is_real):
             continue
         evaluated += 1
-        if not tests[rel.op](left, right):
+        if not tests[op](left, right):
             evidence.update(counterexample=show_point(point), lhs_value=show(left), rhs_value=show(right))
-            return CheckResult("math.inequality", "refuted", "violated at a sample point", "sympy", evidence)
+            if inp.ambiguities:
+                evidence["ambiguities"] = list(inp.ambiguities)
+                return CheckResult(kind, "inconclusive", "violated at a sample point, but the parse is ambiguous "
+                                   f"({inp.ambiguities[0]}): not refuted", "sympy", evidence)  # fmt: skip
+            return CheckResult(kind, "refuted", "violated at a sample point", "sympy", evidence)
     evidence["points_evaluated"] = evaluated
     if evaluated == 0:
-        return CheckResult(
-            "math.inequality", "inconclusive", "no sample point could be evaluated", "sympy", evidence
-        )
+        return CheckResult(kind, "inconclusive", "no sample point could be evaluated", "sympy", evidence)
     how = "exactly (no free symbols)" if not free else f"at all {evaluated} sample points (not a proof)"
-    return CheckResult("math.inequality", "confirmed", f"holds {how}", "sympy", evidence)
+    return CheckResult(kind, "confirmed", f"holds {how}", "sympy", evidence)
+
+
+_LABELS = re.compile(r"\\(?:label|eqlabel|tag)\s*\{[^{}]*\}|\\(?:nonumber|notag)\b")
+_TRAILING = re.compile(r"(?:\s|\\[ ,;:!]|\\q?quad|[.,;])+$")
+
+
+def clean_statement(text: str) -> str:
+    """A display equation as written in a paper, without labels, tags and trailing punctuation."""
+    return _TRAILING.sub("", _LABELS.sub(" ", text)).strip()
+
+
+def printed_tolerance(text: str) -> float:
+    """Relative tolerance implied by the least precise decimal printed in `text` (`1.3` -> 0.05):
+    a paper's rounded value is not an error."""
+    sig = [len(m.group(0).replace(".", "").lstrip("0")) for m in re.finditer(r"[0-9]*\.[0-9]+", text)]
+    sig = [n for n in sig if n > 0]
+    return 0.5 * 10.0 ** (1 - min(sig)) if sig else 0.0
+
+
+def _defines(lhs: sp.Expr, rhs: sp.Expr) -> bool:
+    """`a = expr` with `a` a bare symbol not in `expr`: it names or solves for `a`, it is no identity."""
+    return (isinstance(lhs, sp.Symbol) and lhs not in getattr(rhs, "free_symbols", set())) or (
+        isinstance(rhs, sp.Symbol) and rhs not in getattr(lhs, "free_symbols", set())
+    )
+
+
+def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
+    kind = "math.statement"
+    if op == "=" and _defines(lhs, rhs):
+        return CheckResult(kind, "skipped", "defines a symbol (x = expression without x), not an identity")
+    if op == "=":
+        return compare_sides(kind, inp, lhs, rhs)
+    if op in ("<", ">", "<=", ">="):
+        return compare_inequality(kind, inp, lhs, op, rhs)
+    if op in ("def", "annotated"):
+        return CheckResult(kind, "skipped", "a definition (:=, \\equiv, annotated =), not an identity")
+    if op == "~" and "var" in inp.payload and "to" in inp.payload:
+        return compare_limit(kind, inp, lhs / rhs, sp.Integer(1))
+    return CheckResult(kind, "inconclusive", f"relation {op!r} is not decided mechanically "
+                       "(an approximation needs var and to)", "sympy", {})  # fmt: skip
+
+
+@check("math.statement", doc="{statement: LaTeX of a display equation or a chain a = b = c (labels, \\nonumber and "
+       "trailing punctuation ignored), preamble (optional: the paper's macros)}; each neighbouring pair is checked "
+       "(=, <, \\le, ...); definitions (:=, \\equiv) are skipped; notation outside the parser is inconclusive\n"
+       + COMMON_DOC)  # fmt: skip
+def check_statement(payload: dict[str, Any]) -> CheckResult:
+    """A statement as it stands in a paper: never refuted on a parse the parser is unsure of."""
+    kind = "math.statement"
+    inp = MathInput(payload, paper=True)
+    text = clean_statement(inp.field("statement"))
+    inp.tolerance = max(inp.tolerance, printed_tolerance(text))
+    try:
+        exprs, ops = inp.chain(text)
+    except (UnsureParse, UnknownCommand) as exc:
+        return CheckResult(kind, "inconclusive", f"not parsed with confidence: {exc}", "sympy",
+                           {"statement": text})  # fmt: skip
+    if not ops:
+        return CheckResult(kind, "skipped", "no relation to check", "sympy", {"statement": text})
+    if "implies" in ops:  # a derivation: its equations are conditions, not identities
+        return CheckResult(kind, "inconclusive", "a chain of implications: its equations are not identities",
+                           "sympy", {"statement": text})  # fmt: skip
+    parts = []
+    for lhs, op, rhs in zip(exprs, ops, exprs[1:], strict=False):
+        try:
+            parts.append(_pair(inp, lhs, op, rhs))
+        except (UnsureParse, UnknownCommand) as exc:
+            parts.append(CheckResult(kind, "inconclusive", f"not parsed with confidence: {exc}", "sympy", {}))
+    outcomes = [p.outcome for p in parts]
+    evidence = {"statement": text, "pairs": [{"op": op, "outcome": p.outcome, "reason": p.reason,
+                                               "evidence": p.evidence} for op, p in zip(ops, parts, strict=True)]}  # fmt: skip
+    if inp.ambiguities:
+        evidence["ambiguities"] = inp.ambiguities
+    engine = parts[0].engine
+    if "refuted" in outcomes:
+        n = outcomes.index("refuted")
+        return CheckResult(
+            kind, "refuted", f"relation {n + 1} ({ops[n]}): {parts[n].reason}", engine, evidence
+        )
+    checkable = [o for o in outcomes if o != "skipped"]
+    if not checkable:
+        return CheckResult(kind, "skipped", parts[0].reason, engine, evidence)
+    if all(o == "confirmed" for o in checkable):
+        return CheckResult(kind, "confirmed", "; ".join(p.reason for p in parts if p.outcome == "confirmed"),
+                           engine, evidence)  # fmt: skip
+    n = next(i for i, o in enumerate(outcomes) if o not in ("confirmed", "skipped"))
+    return CheckResult(kind, outcomes[n] if outcomes[n] != "error" else "inconclusive",
+                       f"relation {n + 1} ({ops[n]}): {parts[n].reason}", engine, evidence)  # fmt: skip

@@ -109,3 +109,27 @@ def show(value: sp.Expr | None) -> str:
     if value is None:
         return "undefined"
     return str(sp.N(value, 12)) if value.is_number else str(value)
+
+
+def _approach_points(to: sp.Expr, direction: str) -> list[sp.Expr]:
+    if to is sp.oo:
+        return [sp.Integer(10) ** k for k in (3, 6, 9, 12)]
+    if to is sp.S.NegativeInfinity:
+        return [-(sp.Integer(10) ** k) for k in (3, 6, 9, 12)]
+    step = [sp.Integer(10) ** -k for k in (3, 6, 9, 12)]
+    return [to - s for s in step] if direction == "-" else [to + s for s in step]
+
+
+def numeric_limit(expr: sp.Expr, var: sp.Symbol, to: sp.Expr, direction: str) -> sp.Expr | None:
+    """A limit estimated from values approaching `to`, or None when they do not settle."""
+    values = [numeric(expr, {var: t}) for t in _approach_points(to, direction)]
+    if any(v is None or v.is_infinite for v in values):
+        return None
+    last, before = complex(values[-1]), complex(values[-2])
+    if abs(last) > 1e8 and abs(last) > 100 * abs(before):
+        if last.imag == 0 and before.imag == 0:
+            return sp.oo if last.real > 0 else sp.S.NegativeInfinity
+        return sp.zoo
+    if abs(last - before) <= 1e-6 * (1 + abs(last)):
+        return values[-1]
+    return None

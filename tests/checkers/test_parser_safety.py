@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from checkers.latex_parser import Relation, parse, parse_expr
+from checkers.latex_parser import Parser, Relation, parse, parse_expr
 from checkers.registry import run_check
 from checkers.result import CheckInputError
 from tests.helpers.paths import REPO_ROOT
@@ -152,6 +152,28 @@ def test_random_token_soup_only_ever_raises_check_input_error():
             except CheckInputError:
                 pass
     assert parsed > 100  # the soup is not all rejected: the parser is exercised on both paths
+
+
+def test_calculus_token_soup_only_ever_raises_check_input_error():
+    """The same soup with the calculus and paper pieces (issue 15): integrals, limits, derivatives,
+    cases, bars, macros' leftovers. A parse or a CheckInputError (UnsureParse included), nothing else."""
+    import random
+
+    pieces = ["x", "y", "1", "+", "-", "^", "_", "(", ")", "{", "}", "=", r"\frac", r"\int", "dx", r"\mathrm{d}",
+              r"\lim", r"\to", r"\partial", r"\sum", r"\prod", "n=1", r"\nabla", "|", r"\vert", "&", r"\\",
+              r"\begin{cases}", r"\end{cases}", r"\underset", r"\stackrel", "'", r"^\prime", r"\equiv", ":=",
+              r"\left.", r"\qty", ",", r"\infty", "d", " "]  # fmt: skip
+    rng = random.Random(11)
+    parsed = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        for coordinates in ((), ("x", "y")):
+            try:
+                Parser(text, functions=("f",), coordinates=coordinates).parse_chain()
+                parsed += 1
+            except CheckInputError:
+                pass
+    assert parsed > 50  # some readings succeed, so the new paths are exercised, not all rejected
 
 
 @pytest.mark.parametrize("text", ["\u0663", "x^\u0662", "\uff13x", "1\u0967", "\U0001d7d9+x"])

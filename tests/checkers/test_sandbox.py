@@ -68,7 +68,7 @@ def test_cli_reports_limits_and_documents_every_kind():
                                cwd=REPO_ROOT, timeout=60).stdout  # fmt: skip
     from checkers.registry import registered
 
-    assert len(registered()) == 18
+    assert len(registered()) == 19
     for kind in registered():
         assert f"\n{kind}\n" in help_text
     bad = subprocess.run([sys.executable, "jobs/check.py"], input="{not json", capture_output=True, text=True,

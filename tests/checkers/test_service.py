@@ -89,7 +89,7 @@ def test_http_single_list_kinds_and_health(service):
         assert [r["outcome"] for r in many] == ["refuted", "confirmed", "error"]
         assert many[0]["evidence"]["undefined_terms"][0]["index"] == "n=0"
         kinds = http.get(url(service) + "/kinds").json()
-        assert len(kinds) == 18 and "math.limiting_form" in kinds
+        assert len(kinds) == 19 and "math.limiting_form" in kinds
         health = http.get(url(service) + "/health").json()
         assert health["ok"] and health["engine"] == "wolframscript not installed; sympy used"
         assert http.post(url(service), content=b"{nope").status_code == 400

@@ -1,0 +1,103 @@
+"""The hand-labelled statements of the shared real papers (issue 15), and a runner over them.
+
+`data/real_statements.jsonl` names, per statement: the paper id, the file, an `anchor` (a verbatim
+excerpt of the paper, found in the file up to whitespace), the `statement` checked (the anchor
+itself unless given: a composed statement says how in `note`), `options` for the check
+(definitions taken from the paper's text, domain, functions; `units` for a `kind` of
+`units.dimensions`, whose statement goes in as `equation`) and the `expected` outcome read by
+hand: `confirmed`, `inconclusive` (the checker cannot decide: unknown functions, sequences,
+ambiguous notation), `not-checkable` (a definition, a set, an implication: skipped, inconclusive
+or error are all right) or `refuted` (only where the paper itself is wrong; none so far).
+The papers are read from the shared data, never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+LABELS = Path(__file__).parent / "data" / "real_statements.jsonl"
+ACCEPTED = {
+    "confirmed": {"confirmed"},
+    "inconclusive": {"inconclusive", "skipped"},
+    "not-checkable": {"skipped", "inconclusive", "error"},
+    "refuted": {"refuted"},
+}
+
+
+def load_labels() -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    for n, row in enumerate(rows, 1):
+        missing = {"paper", "file", "anchor", "expected"} - row.keys()
+        if missing or row["expected"] not in ACCEPTED:
+            raise ValueError(
+                f"{LABELS.name} line {n}: missing {sorted(missing)} or bad expected {row.get('expected')!r}"
+            )
+    return rows
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def paper_preamble(paper_dir: Path) -> str:
+    """Every .tex file of the paper: its macro definitions are read from all of them."""
+    return "\n".join(p.read_text(errors="replace") for p in sorted(paper_dir.rglob("*.tex")))
+
+
+def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list[dict[str, Any]]:
+    """Check every labelled statement; rows carry the label, the outcome and the reason."""
+    if run is None:
+        from checkers.registry import run_check as run
+    rows, preambles = [], {}
+    for label in load_labels():
+        source = (papers / label["paper"] / label["file"]).read_text(errors="replace")
+        if _squash(label["anchor"]) not in _squash(source):
+            raise AssertionError(
+                f"anchor not found in {label['paper']}/{label['file']}: {label['anchor'][:60]}"
+            )
+        if label["paper"] not in preambles:
+            preambles[label["paper"]] = paper_preamble(papers / label["paper"])
+        text = label.get("statement") or label["anchor"]
+        if "kind" in label:  # a check of another kind (units.dimensions): its own payload, whatever `kind` is
+            this_kind, payload = label["kind"], {"equation": text, **label.get("options", {})}
+        else:
+            this_kind, payload = kind, {"statement": text, **label.get("options", {})}
+            if kind == "math.statement":
+                payload["preamble"] = preambles[label["paper"]]
+        result = run(this_kind, payload)
+        rows.append({**label, "outcome": result.outcome, "reason": result.reason,
+                     "agrees": result.outcome in ACCEPTED[label["expected"]]})  # fmt: skip
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes = Counter(r["outcome"] for r in rows)
+    n = len(rows)
+    confirmed_labels = [r for r in rows if r["expected"] == "confirmed"]
+    return {
+        "statements": n,
+        "papers": len({r["paper"] for r in rows}),
+        "outcomes": dict(sorted(outcomes.items())),
+        "error_share": outcomes.get("error", 0) / n,
+        "refuted_but_labelled_correct": sum(
+            r["outcome"] == "refuted" and r["expected"] != "refuted" for r in rows
+        ),
+        "confirmed_recall": (
+            sum(r["outcome"] == "confirmed" for r in confirmed_labels) / len(confirmed_labels)
+            if confirmed_labels
+            else None
+        ),  # fmt: skip
+        "agreement": sum(r["agrees"] for r in rows) / n,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'paper':<28} {'expected':<14} {'outcome':<13} reason"]
+    for r in rows:
+        mark = "" if r["agrees"] else "  <-- differs from label"
+        lines.append(f"{r['paper']:<28} {r['expected']:<14} {r['outcome']:<13} {r['reason'][:70]}{mark}")
+    return "\n".join(lines)
