@@ -93,8 +93,8 @@ def test_the_natural_track_joins_a_corpus_and_names_its_revision_in_the_version(
 
 
 def test_a_config_names_errata_repositories_relative_to_itself_and_the_job_builds_the_track(paper_repo, tmp_path):
-    from cluster.run_config import load_config
     from audits.papers import build_paper_corpus
+    from cluster.run_config import load_config
 
     repo, _ = paper_repo
     conf_dir = repo.parent / "configs"
