@@ -68,6 +68,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--config", help="TOML run config (see configs/*.toml); default: built-in sample run")
     p.add_argument("--list-systems", action="store_true", help="list registered systems and whether each can run here")
+    p.add_argument("--verbose", action="store_true",
+                   help="with --list-systems: each system's arguments, split into those that change its answers "
+                        "(hashed into the run id) and runtime ones (recorded, not hashed: resuming with other values "
+                        "continues the same run)")
     p.add_argument("--corpus", dest="corpus_path", help="corpus file: HALLMARK JSONL (full or blind) or .bib")
     p.add_argument("--corpus-format", dest="corpus_format", choices=["auto", "hallmark", "bibtex"], help="corpus format")
     p.add_argument("--corpus-name", dest="corpus_name", help="corpus name used in run ids (default: file stem)")
@@ -95,7 +99,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def list_systems(plugins: list[str]) -> int:
+def list_systems(plugins: list[str], verbose: bool = False) -> int:
     """Each registered system with its default arguments: can it run here, and if not, why."""
     from verifiers import load_plugins, registered
     from verifiers.registry import probe_urls, source_urls
@@ -109,6 +113,10 @@ def list_systems(plugins: list[str]) -> int:
     print(f"{'system':<{width}}{'available':<11}notes")
     for name, available, notes in rows:
         print(f"{name:<{width}}{available:<11}{notes}")
+        if verbose:
+            identity, runtime = entries[name].argument_roles()
+            print(f"{'':<{width}}  identity: {', '.join(identity) or '(none)'}")
+            print(f"{'':<{width}}  runtime:  {', '.join(runtime) or '(none)'}")
     return EXIT_OK
 
 
@@ -200,7 +208,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     try:
         config = build_config(args)
         if args.list_systems:
-            return list_systems(config.plugins)
+            return list_systems(config.plugins, verbose=args.verbose)
         from verifiers import load_plugins
 
         load_plugins(config.plugins)

@@ -117,6 +117,14 @@ class SystemEntry:
     """Factory arguments that change how a system runs, never what it answers (concurrency,
     timeouts, service URLs): recorded in the manifest, left out of the config hash."""
 
+    def argument_roles(self) -> tuple[list[str], list[str]]:
+        """The factory's named arguments split into (identity, runtime): identity ones change the
+        answers and enter the run id; runtime ones are recorded in the manifest only. The label
+        is never part of the identity."""
+        params = inspect.signature(self.factory).parameters
+        named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        return [n for n in named if n not in self.runtime_args], [n for n in named if n in self.runtime_args]
+
     def argument_problems(self, args: dict[str, Any] | None = None) -> list[str]:
         """Arguments the factory would reject: unknown names and required ones not given."""
         args = args or {}

@@ -204,3 +204,21 @@ def test_hosted_model_without_its_key_is_refused_before_ray(tmp_path):
     done, _ = timed("--systems", "llm_zero_shot:model=openai/gpt-4o-mini", cwd=tmp_path, env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "model openai/gpt-4o-mini needs environment variable OPENAI_API_KEY" in done.stderr
+
+
+def test_list_systems_verbose_splits_identity_from_runtime_arguments(tmp_path):
+    """Which arguments make a run's identity (issue 12): runtime ones are listed apart and leave the
+    config hash alone, identity ones change it."""
+    from verifiers.registry import SystemSpec
+
+    done = run_job("run_corpus.py", "--list-systems", "--verbose", cwd=tmp_path, env=offline_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("field_match "))
+    identity, runtime = lines[at + 1].split(":", 1)[1], lines[at + 2].split(":", 1)[1]
+    assert "closed_world" in identity and "index_path" in identity and "max_concurrency" not in identity
+    assert "max_concurrency" in runtime and "client_options" in runtime
+    base = SystemSpec("field_match", {"index_path": "x.parquet", "max_concurrency": 4})
+    assert SystemSpec("field_match", {"index_path": "x.parquet", "max_concurrency": 16}, label="other").config_hash() \
+        == base.config_hash()
+    assert SystemSpec("field_match", {"index_path": "x.parquet", "closed_world": True}).config_hash() != base.config_hash()
