@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clients.errors import ClientError, ParseError
+from clients.llm_budget import BudgetExhausted
 from clients.llm_gateway import LLMGateway, LLMServices
 from clients.llm_json import parse_json_answer
 
@@ -92,7 +93,9 @@ class Judge:
         name, family = self.spec.model, self.spec.family_name
         try:
             data = await self.ask(prompt, ("detected", "confidence"), ("evidence", "matching_evidence", "reason"))
-        except (ClientError, ParseError) as exc:
+        except (ClientError, ParseError, BudgetExhausted) as exc:
+            # A budget refusal abstains too (requests in flight still finish and are cached); the
+            # driver sees the refusal on the run's budget and stores no verdicts (exit 4, resume).
             return vote(name, family, role, reason=f"no verdict: {exc}")
         detected = _boolean(data.get("detected"))
         return vote(name, family, role, detected=detected, confidence=_confidence(data.get("confidence")),
@@ -104,7 +107,7 @@ class Judge:
         name, family = self.spec.model, self.spec.family_name
         try:
             data = await self.ask(prompt, ("outcome",), ("confidence", "reason", "evidence"))
-        except (ClientError, ParseError) as exc:
+        except (ClientError, ParseError, BudgetExhausted) as exc:
             return vote(name, family, role, reason=f"no verdict: {exc}")
         outcome = str(data.get("outcome") or "").strip().lower()
         if outcome not in outcomes:

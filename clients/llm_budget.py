@@ -160,11 +160,14 @@ class BudgetClient:
                  local: bool | None = None, persist_dir: str | None = None) -> None:  # fmt: skip
         self.name, self.usd, self.tokens, self.local = name, usd, tokens, local
         self.persist_dir = persist_dir
+        self.refusals = 0
+        """Requests this process's copy refused (`check()` raised): a driver-side phase (proposer,
+        judges) that saw one is incomplete and must stop the run as a system's shard does."""
         self._ledger: BudgetLedger | None = None
         self._handle: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_ledger": None, "_handle": None}
+        return {**self.__dict__, "_ledger": None, "_handle": None, "refusals": 0}
 
     def _resolve(self) -> tuple[BudgetLedger | None, Any]:
         if self._ledger is None and self._handle is None:
@@ -204,6 +207,7 @@ class BudgetClient:
         ledger, handle = self._resolve()
         reason = ledger.exhausted_reason() if ledger is not None else await handle.exhausted_reason.remote()
         if reason:
+            self.refusals += 1
             raise BudgetExhausted(f"budget exhausted: {reason}")
 
     async def charge(self, usd: float | None, tokens: int) -> None:

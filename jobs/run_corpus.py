@@ -179,7 +179,7 @@ def make_services(config: RunConfig):
 def build_paper_corpus(config: RunConfig, run_services):
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
     from checkers.equivalence import same_at_sample_points
-    from cluster.run_services import resolve_cache_dir
+    from cluster.run_services import driver_answers, resolve_cache_dir, run_key
     from corpora.paper_audit_corpus import build_paper_audit_corpus
     from corpora.paper_llm_proposer import LLMProposer
 
@@ -193,10 +193,14 @@ def build_paper_corpus(config: RunConfig, run_services):
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
-    return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                    corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                    check_compile=config.papers.check_compile,
-                                    same_maths=same_at_sample_points)  # fmt: skip
+    # the proposer's answers go to the run's storage, keyed by what makes the corpus (not the systems)
+    key = run_key("paper_corpus", config.papers.paths, config.papers.seed, config.papers.variant,
+                  config.papers.proposer_model, config.papers.proposer_api_base, config.snapshot)  # fmt: skip
+    with driver_answers(run_services, config.storage, key, "proposer"):
+        return build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                        corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                        check_compile=config.papers.check_compile,
+                                        same_maths=same_at_sample_points)  # fmt: skip
 
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus, cache_dir: str, run_services) -> dict:
@@ -243,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, started: float, held: list) -> int:
     from cluster.ray_address import RayAddressError, resolve_ray_address
     from cluster.run_config import ConfigError
+    from cluster.run_services import budget_refused
 
     # Everything a user can get wrong is checked here, before any cluster starts.
     try:
@@ -271,6 +276,10 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
             init_ray(target)
             held.append(make_services(config))
             corpus = build_paper_corpus(config, held[0])
+            if refused := budget_refused(held[0]):  # a corpus missing proposals is another corpus
+                print(f"[budget] stopped while injecting errors: {refused}; submit the same run again to resume",
+                      flush=True)  # fmt: skip
+                return EXIT_BUDGET
     except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -330,7 +339,7 @@ def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
 def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
         wait_for_lease: bool = False) -> int:  # fmt: skip
     from cluster.run_plan import plan_run
-    from cluster.run_services import resolve_cache_dir
+    from cluster.run_services import budget_refused, driver_answers, resolve_cache_dir
     from cluster.runner import PoolConfig, WorkerStartError, run_shard_tasks
     from storage.run_lease import LeaseHeld, RunLease
     from storage.store import Store
@@ -389,7 +398,12 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
                             code_revision=current_revision().label)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
         if config.audit == "paper_audit":
-            verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
+            with driver_answers(services, config.storage, services.run_key, "adjudication"):
+                verdicts = adjudicate_paper_runs(config, plan, corpus, cache_dir, services)
+            if refused := budget_refused(services):  # verdicts missing votes are not stored
+                print(f"[budget] stopped while adjudicating: {refused}; submit the same run again to resume",
+                      flush=True)  # fmt: skip
+                return EXIT_BUDGET
             summary = summarize_paper_runs(
                 plan.store, plan.runs, verdicts, failed=outcome.failed, tracking_uri=tracking_uri,
                 experiment=config.experiment, bootstrap=config.bootstrap, work_dir=Path(tmp),
