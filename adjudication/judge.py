@@ -4,7 +4,10 @@ A `JudgeSpec` is what a config names (model string, family, optional `api_base`/
 sampling parameters); `Judge` asks it through the one LLM gateway (cache, budget, limiter,
 retries) and reads the answer with the strict JSON contract of `clients/llm_json.py`. A judge
 that errors or answers unreadably casts an abstaining vote (`detected`/`outcome` None, reason
-says why): it is recorded, never counted as a verdict.
+says why): it is recorded, never counted as a verdict. A request the run's budget refuses abstains
+the same way (the other requests in flight finish and are cached); the refusal is counted on the
+run's `BudgetClient`, and the driver then stores no verdicts and stops the run (exit 4) so that
+a resubmission adjudicates again from the cache (`cluster/run_services.py: budget_refused`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ system, judge and proposer of a run that holds a client of that name draws from 
 With `persist_dir` (the run's cache directory) the spending is written after every charge and read
 back when the ledger is made, so a resumed run continues from what was spent — by systems, judges
 and the proposer alike, including requests whose shard never got stored.
+
+Systems run on workers and turn a refusal into budget outputs; the proposer and the judges run in
+the driver, whose client counts the refusals it raised (`refusals`), so the driver can tell that
+a corpus or a set of verdicts is incomplete and stop the run the same way (exit 4).
 """
 
 from __future__ import annotations
