@@ -324,6 +324,34 @@ def preflight(config: RunConfig) -> str | None:
     return check_storage(config.storage) or check_tracking(resolve_tracking_uri(config))
 
 
+def prewarm_summary(tracking_uri: str | None, audit: str):
+    """Start, in a thread, what the summary would otherwise do first on the critical path: import
+    the scoring, report and MLflow code and open the tracking store (a new sqlite store creates its
+    tables, seconds). It overlaps the shards, where the driver only waits; join it
+    before summarizing (one store opened at a time). A failure here is met again, and reported, by
+    the summary itself."""
+    import threading
+
+    def work() -> None:
+        try:
+            import scoring.run_summary  # noqa: F401
+
+            if audit == "paper_audit":
+                import scoring.paper_report  # noqa: F401
+            else:
+                import scoring.report  # noqa: F401
+            if tracking_uri:
+                from storage.tracking import _client
+
+                _client(tracking_uri).search_experiments(max_results=1)
+        except Exception:  # noqa: BLE001, S110 - only a head start
+            pass
+
+    thread = threading.Thread(target=work, name="prewarm-summary", daemon=True)
+    thread.start()
+    return thread
+
+
 def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
     from storage.redaction import redact_text
 
@@ -357,9 +385,11 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
     except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
         print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    prewarm = prewarm_summary(resolve_tracking_uri(config), config.audit)  # after Ray's start, not competing with it
     from cluster.preflight import check_storage_from_worker
 
-    problem = check_storage_from_worker(config.storage)  # a node's environment is not the driver's
+    # a node's environment is not the driver's; a local Ray's workers have the driver's (checked above)
+    problem = None if target.is_local else check_storage_from_worker(config.storage)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -387,6 +417,7 @@ def run(config: RunConfig, corpus, specs, run_ids: list[str], target, started: f
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
+    prewarm.join()
     from scoring.run_summary import summarize_citation_runs, summarize_paper_runs
 
     tracking_uri = resolve_tracking_uri(config)
