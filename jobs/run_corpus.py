@@ -326,8 +326,8 @@ def preflight(config: RunConfig) -> str | None:
 
 def prewarm_summary(tracking_uri: str | None, audit: str):
     """Start, in a thread, what the summary would otherwise do first on the critical path: import
-    the scoring, report and MLflow code and open the tracking store (a new sqlite store creates its
-    tables, seconds). It overlaps the shards, where the driver only waits; join it
+    the scoring, report and MLflow code and open a local sqlite tracking store (a new one creates
+    its tables, seconds). It overlaps the shards, where the driver only waits; join it
     before summarizing (one store opened at a time). A failure here is met again, and reported, by
     the summary itself."""
     import threading
@@ -343,7 +343,9 @@ def prewarm_summary(tracking_uri: str | None, audit: str):
             if tracking_uri:
                 from storage.tracking import _client
 
-                _client(tracking_uri).search_experiments(max_results=1)
+                # a local sqlite store is created here; a server is not asked (no retries to wait on)
+                if tracking_uri.startswith("sqlite:"):
+                    _client(tracking_uri).search_experiments(max_results=1)
         except Exception:  # noqa: BLE001, S110 - only a head start
             pass
 
