@@ -4,7 +4,10 @@ A `JudgeSpec` is what a config names (model string, family, optional `api_base`/
 sampling parameters); `Judge` asks it through the one LLM gateway (cache, budget, limiter,
 retries) and reads the answer with the strict JSON contract of `clients/llm_json.py`. A judge
 that errors or answers unreadably casts an abstaining vote (`detected`/`outcome` None, reason
-says why): it is recorded, never counted as a verdict.
+says why): it is recorded, never counted as a verdict. A request the run's budget refuses abstains
+the same way (the other requests in flight finish and are cached); the refusal is counted on the
+run's `BudgetClient`, and the driver then stores no verdicts and stops the run (exit 4) so that
+a resubmission adjudicates again from the cache (`cluster/run_services.py: budget_refused`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clients.errors import ClientError, ParseError
+from clients.llm_budget import BudgetExhausted
 from clients.llm_gateway import LLMGateway, LLMServices
 from clients.llm_json import parse_json_answer
 
@@ -92,7 +96,9 @@ class Judge:
         name, family = self.spec.model, self.spec.family_name
         try:
             data = await self.ask(prompt, ("detected", "confidence"), ("evidence", "matching_evidence", "reason"))
-        except (ClientError, ParseError) as exc:
+        except (ClientError, ParseError, BudgetExhausted) as exc:
+            # A budget refusal abstains too (requests in flight still finish and are cached); the
+            # driver sees the refusal on the run's budget and stores no verdicts (exit 4, resume).
             return vote(name, family, role, reason=f"no verdict: {exc}")
         detected = _boolean(data.get("detected"))
         return vote(name, family, role, detected=detected, confidence=_confidence(data.get("confidence")),
@@ -104,7 +110,7 @@ class Judge:
         name, family = self.spec.model, self.spec.family_name
         try:
             data = await self.ask(prompt, ("outcome",), ("confidence", "reason", "evidence"))
-        except (ClientError, ParseError) as exc:
+        except (ClientError, ParseError, BudgetExhausted) as exc:
             return vote(name, family, role, reason=f"no verdict: {exc}")
         outcome = str(data.get("outcome") or "").strip().lower()
         if outcome not in outcomes:

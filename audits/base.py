@@ -103,12 +103,21 @@ class ShardedAudit:
         )  # fmt: skip
 
 
+class BudgetStopped(Exception):
+    """The run's one budget refused requests while adjudicating: nothing is scored or stored from
+    verdicts that miss votes; submitting the same run again replays what was paid."""
+
+
 def finish_run(audit: Audit[Any], ctx: AuditContext) -> RunSummary:
     """The steps after the systems ran: adjudicate -> score -> publish."""
+    from cluster.run_services import budget_refused
+
     verdicts = audit.adjudicate(ctx)
+    if refused := budget_refused(ctx.services):
+        raise BudgetStopped(f"stopped while adjudicating: {refused}")
     elapsed_s = time.monotonic() - ctx.started  # the summary's time: the work, before the writing
     scores = audit.score(ctx, verdicts)
     return audit.publish(ctx, verdicts, scores, elapsed_s)
 
 
-__all__ = ["Audit", "AuditContext", "ShardedAudit", "Verdicts", "finish_run"]
+__all__ = ["Audit", "AuditContext", "BudgetStopped", "ShardedAudit", "Verdicts", "finish_run"]

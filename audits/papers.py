@@ -57,7 +57,11 @@ class PaperAudit(ShardedAudit):
         return build_paper_corpus(config, services)
 
     def adjudicate(self, ctx: AuditContext) -> Verdicts:
-        return adjudicate_paper_runs(ctx.config, ctx.plan, ctx.corpus, ctx.cache_dir, ctx.services)
+        from cluster.run_services import driver_answers
+
+        # the judges' answers go to the run's storage, so a resumed or replayed run pays none twice
+        with driver_answers(ctx.services, ctx.config.storage, ctx.services.run_key, "adjudication"):
+            return adjudicate_paper_runs(ctx.config, ctx.plan, ctx.corpus, ctx.cache_dir, ctx.services)
 
     def score(self, ctx: AuditContext, verdicts: Verdicts) -> PaperScores:
         return score_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, bootstrap=ctx.config.bootstrap)
@@ -71,7 +75,7 @@ class PaperAudit(ShardedAudit):
 def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> LoadedCorpus:
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
     from checkers.equivalence import same_at_sample_points
-    from cluster.run_services import resolve_cache_dir
+    from cluster.run_services import driver_answers, resolve_cache_dir, run_key
     from corpora.papers.audit_corpus import build_paper_audit_corpus
     from corpora.papers.llm_proposer import LLMProposer
 
@@ -86,10 +90,14 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
     print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
-    corpus = build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                      corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                      check_compile=config.papers.check_compile,
-                                      same_maths=same_at_sample_points)  # fmt: skip
+    # the proposer's answers go to the run's storage, keyed by what makes the corpus (not the systems)
+    key = run_key("paper_corpus", config.papers.paths, config.papers.seed, config.papers.variant,
+                  config.papers.proposer_model, config.papers.proposer_api_base, config.snapshot)  # fmt: skip
+    with driver_answers(run_services, config.storage, key, "proposer"):
+        corpus = build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
+                                          corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
+                                          check_compile=config.papers.check_compile,
+                                          same_maths=same_at_sample_points)  # fmt: skip
     if config.papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
         from corpora.papers.errata import add_natural_track
 

@@ -4,6 +4,14 @@ The corpus is built in a temp dir by cycling HALLMARK dev_public entries under f
 shared data is read, never copied into the project). Each configuration runs into fresh storage.
 
     python bench/bench_run_corpus.py [--items 10000] [--system prescreen] [--shard-size 250]
+
+`--fixed-cost` measures instead what a default run costs beyond its verifiers' work: it runs
+`python jobs/run_corpus.py` (the bundled 100-item corpus, three systems, local Ray, sqlite MLflow)
+`--repeat` times, each in a fresh directory, through `bench/phase_timer.py`, and prints the median
+wall time of every driver phase (Ray start, services, shards, scoring/MLflow/reports, ...).
+`--repo` points at another checkout (e.g. an older commit) to compare before and after.
+
+    python bench/bench_run_corpus.py --fixed-cost [--repeat 3] [--repo PATH] [-- run_corpus args]
 """
 
 from __future__ import annotations
@@ -11,6 +19,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -37,7 +47,46 @@ def build_corpus(path: Path, n: int) -> None:
             out.write(json.dumps(entry) + "\n")
 
 
+def fixed_cost(repo: Path, repeat: int, extra: list[str]) -> None:
+    """Median phase times of `repeat` default runs (see the module docstring)."""
+    import statistics
+    import subprocess
+
+    timer = Path(__file__).resolve().parent / "phase_timer.py"
+    runs: list[dict[str, float]] = []
+    for i in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="scrutineer-fixed-cost-") as tmp:
+            # the timer runs from the measured checkout, so it times that checkout's code
+            shutil.copy(timer, Path(tmp) / "phase_timer.py")
+            env = {**os.environ, "PYTHONPATH": str(repo)}
+            env.pop("RAY_ADDRESS", None)  # a new local Ray, as a first `python jobs/run_corpus.py` does
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, str(Path(tmp) / "phase_timer.py"), "--repo", str(repo), *extra],
+                                  cwd=tmp, env=env, capture_output=True, text=True)  # fmt: skip
+            wall = time.perf_counter() - started
+            line = next((ln for ln in done.stdout.splitlines() if ln.startswith("PHASES ")), None)
+            if done.returncode not in (0, 3) or line is None:
+                raise SystemExit(f"run {i + 1} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+            phases = json.loads(line.removeprefix("PHASES "))
+            phases["wall (subprocess)"] = wall
+            runs.append(phases)
+            print(f"run {i + 1}: {wall:.1f} s", flush=True)
+    names = list(dict.fromkeys(k for r in runs for k in r))
+    print(f"{'phase':<36} {'median s':>9}   runs")
+    for name in names:
+        values = [r.get(name, 0.0) for r in runs]
+        print(f"{name:<36} {statistics.median(values):>9.2f}   {' '.join(f'{v:.2f}' for v in values)}")
+
+
 def main() -> None:
+    if "--fixed-cost" in sys.argv:
+        p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("--fixed-cost", action="store_true")
+        p.add_argument("--repeat", type=int, default=3)
+        p.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]), help="checkout to measure")
+        args, extra = p.parse_known_args()
+        fixed_cost(Path(args.repo).resolve(), args.repeat, [a for a in extra if a != "--"])
+        return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--items", type=int, default=10_000)
     p.add_argument("--system", default="prescreen")

@@ -17,6 +17,10 @@ system, judge and proposer of a run that holds a client of that name draws from 
 With `persist_dir` (the run's cache directory) the spending is written after every charge and read
 back when the ledger is made, so a resumed run continues from what was spent — by systems, judges
 and the proposer alike, including requests whose shard never got stored.
+
+Systems run on workers and turn a refusal into budget outputs; the proposer and the judges run in
+the driver, whose client counts the refusals it raised (`refusals`), so the driver can tell that
+a corpus or a set of verdicts is incomplete and stop the run the same way (exit 4).
 """
 
 from __future__ import annotations
@@ -160,11 +164,14 @@ class BudgetClient:
                  local: bool | None = None, persist_dir: str | None = None) -> None:  # fmt: skip
         self.name, self.usd, self.tokens, self.local = name, usd, tokens, local
         self.persist_dir = persist_dir
+        self.refusals = 0
+        """Requests this process's copy refused (`check()` raised): a driver-side phase (proposer,
+        judges) that saw one is incomplete and must stop the run as a system's shard does."""
         self._ledger: BudgetLedger | None = None
         self._handle: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_ledger": None, "_handle": None}
+        return {**self.__dict__, "_ledger": None, "_handle": None, "refusals": 0}
 
     def _resolve(self) -> tuple[BudgetLedger | None, Any]:
         if self._ledger is None and self._handle is None:
@@ -204,6 +211,7 @@ class BudgetClient:
         ledger, handle = self._resolve()
         reason = ledger.exhausted_reason() if ledger is not None else await handle.exhausted_reason.remote()
         if reason:
+            self.refusals += 1
             raise BudgetExhausted(f"budget exhausted: {reason}")
 
     async def charge(self, usd: float | None, tokens: int) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,3 +135,45 @@ def release_services(services: Any) -> None:
         llm.budget.kill()
     for backend in getattr(services, "model_backends", []):
         stop_model_actor(backend)
+
+
+DRIVER_ANSWERS = "driver-answers"
+"""Folder of the run's storage holding what the driver paid for (proposer, judges), per work key."""
+
+
+@contextmanager
+def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Iterator[None]:
+    """Around a phase the driver pays for itself (the proposer building the corpus, the judges
+    adjudicating): first import the answers exported for `key` into the run's cache, so a resumed
+    or replayed run on a node that never saw them asks nothing again; afterwards (also when the
+    phase stops at the budget or fails) export what the phase paid for or read, as a shard does.
+
+    `key` names the work (e.g. a hash of the papers, seed, proposer and snapshot), not the run's
+    runtime settings, so a resubmission finds it."""
+    from clients.answer_exchange import export_answers, import_answers
+    from clients.response_cache import drain_touched, record_touched
+    from storage.store import Store
+
+    directory = getattr(services, "cache_dir", None)
+    if not directory:
+        yield
+        return
+    store, folder = Store(storage_uri), f"{DRIVER_ANSWERS}/{key}"
+    record_touched(directory)
+    drain_touched(directory)  # what earlier phases touched is theirs
+    import_answers(store, folder, directory)
+    try:
+        yield
+    finally:
+        export_answers(store, folder, phase, [directory])
+
+
+def budget_refused(services: Any) -> str | None:
+    """Why a driver-side phase is incomplete: the run's budget refused one of its requests (the
+    proposer or a judge got `BudgetExhausted`); None when it refused none in this process."""
+    budget = getattr(services, "budget", None)
+    if budget is None or not budget.refusals:
+        return None
+    status = asyncio.run(budget.status())
+    spent = f"${status['spent_usd']:.4f}" + (f" of ${status['usd']:.4f}" if status["usd"] is not None else "")
+    return f"{budget.refusals} requests refused by the run's budget (spent {spent}, {status['spent_tokens']} tokens)"

@@ -203,6 +203,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     from audits import UnknownAudit, get_audit
     from cluster.ray_address import RayAddressError, resolve_ray_address
     from cluster.run_config import ConfigError
+    from cluster.run_services import budget_refused
 
     # Everything a user can get wrong is checked here, before any cluster starts.
     try:
@@ -230,6 +231,10 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
             init_ray(target)
             held.append(make_services(config))
             corpus = audit.build_corpus(config, held[0])
+            if refused := budget_refused(held[0]):  # a corpus missing proposals is another corpus
+                print(f"[budget] stopped while building the corpus: {refused}; submit the same run again to resume",
+                      flush=True)  # fmt: skip
+                return EXIT_BUDGET
     except (ConfigError, RayAddressError, FileNotFoundError, ValueError, ModuleNotFoundError, UnknownAudit) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -288,7 +293,7 @@ def publish_later_hint(config: RunConfig, summary, tracking_uri: str) -> str:
 
 def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], target, started: float, held: list, *,
         wait_for_lease: bool = False) -> int:  # fmt: skip
-    from audits.base import AuditContext, finish_run
+    from audits.base import AuditContext, BudgetStopped, finish_run
     from cluster.run_plan import plan_run
     from cluster.run_services import resolve_cache_dir
     from cluster.runner import WorkerStartError
@@ -310,7 +315,8 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         return EXIT_BAD_INPUT
     from cluster.preflight import check_storage_from_worker
 
-    problem = check_storage_from_worker(config.storage)  # a node's environment is not the driver's
+    # a node's environment is not the driver's; a local Ray's workers have the driver's (checked above)
+    problem = None if target.is_local else check_storage_from_worker(config.storage)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -340,9 +346,13 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
     submission = Submission(started_at=time.time() - (time.monotonic() - started), config=config.model_dump(),
                             code_revision=current_revision().label)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
-        summary = finish_run(audit, AuditContext(
-            config=config, corpus=corpus, plan=plan, outcome=outcome, services=services, cache_dir=cache_dir,
-            tracking_uri=tracking_uri, submission=submission, work_dir=Path(tmp), started=started))  # fmt: skip
+        try:
+            summary = finish_run(audit, AuditContext(
+                config=config, corpus=corpus, plan=plan, outcome=outcome, services=services, cache_dir=cache_dir,
+                tracking_uri=tracking_uri, submission=submission, work_dir=Path(tmp), started=started))  # fmt: skip
+        except BudgetStopped as stop:  # verdicts missing votes are not stored
+            print(f"[budget] {stop}; submit the same run again to resume", flush=True)
+            return EXIT_BUDGET
     print(summary.render(), flush=True)
     status = exit_status(outcome, summary)
     if tracking_uri and any(s.tracking_error for s in summary.systems):

@@ -6,6 +6,12 @@ proposals of this sub-type were rejected; it must answer one JSON object
 `{"file", "original", "injected", "rationale"}`. The gateway is injected (`CompletionGateway`:
 anything with `async complete(messages, params)` returning an object with `.text`, as
 `clients.llm_gateway.LLMGateway` does); corpora never imports clients.
+
+The driver builds that gateway on the run's one `RunServices`, so proposals draw from the run's
+budget and cache: a proposal the budget refuses fails its cell like any gateway error, and the driver,
+seeing the refusal on the run's budget, stops before the (incomplete) corpus is used (exit 4); the
+resubmission replays the paid proposals from the cache, or from the run's storage where they are
+exported (`cluster/run_services.py: driver_answers`), and builds the same corpus.
 """
 
 from __future__ import annotations
