@@ -84,7 +84,7 @@ def test_one_budget_for_proposer_reviewer_and_judges_across_resumptions(ray_head
 
         stopped = submit(0.001)  # a few proposals fit
         assert stopped.returncode == 4, stopped.stdout[-3000:] + stopped.stderr[-3000:]
-        assert "[budget] stopped while injecting errors" in stopped.stdout
+        assert "[budget] stopped while building the corpus" in stopped.stdout
         first = check_ledger(0.001)
         assert requests()["proposer"] >= 1 and requests()["reviewer"] == 0
 
