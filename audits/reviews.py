@@ -108,6 +108,8 @@ def build_review_corpus(config: RunConfig) -> LoadedCorpus:
     if not r.path:
         raise ValueError("a reviews run needs [reviews] path = \"...\" (a ReviewCritique, generic JSONL or "
                          "OpenReview review file)")  # fmt: skip
+    if r.truth:
+        return _prebuilt_corpus(config)
     loaded = load_reviews(r.path, "jsonl" if r.format == "generic" else r.format)
     for warning in loaded.warnings:
         print(f"[reviews] warning: {warning}", flush=True)
@@ -139,6 +141,30 @@ def build_review_corpus(config: RunConfig) -> LoadedCorpus:
              for i, e in zip(truth.column("item_id").to_pylist(), truth.column("extra_json").to_pylist(), strict=True)]
     truth = truth.set_column(truth.schema.get_field_index("extra_json"), "extra_json", pa.array(extra, pa.string()))
     return LoadedCorpus(name, version, config.corpus.split, items, truth, list(loaded.errors))
+
+
+def _prebuilt_corpus(config: RunConfig) -> LoadedCorpus:
+    """items.jsonl + truth.jsonl as jobs/build_review_corpus.py writes them, used as they are."""
+    import hashlib
+
+    from corpora.loaded_corpus import LoadedCorpus, LoadError
+    from corpora.reviews.corpus_io import corpus_tables, read_jsonl
+
+    r = config.reviews
+    copies, truth_by_id, errors = read_jsonl(_path(r.path), _path(r.truth))
+    missing = [c.review_id for c in copies if c.review_id not in truth_by_id]
+    errors += [LoadError(str(r.truth), 0, f"no truth line for review {m}", m) for m in missing]
+    copies = [c for c in copies if c.review_id in truth_by_id]
+    if not copies:
+        raise ValueError(f"{r.path}: no review copy with a truth line in {r.truth}")
+    truths = [truth_by_id[c.review_id] for c in copies]
+    name = config.corpus.name or _path(r.path).parent.name or "review_corpus"
+    version = hashlib.sha256(_path(r.path).read_bytes() + _path(r.truth).read_bytes()).hexdigest()[:12]
+    items, truth = corpus_tables(copies, truths, name, config.corpus.split, source=r.path)
+    extra = [json.dumps(json.loads(e) | {"track": r.track}, ensure_ascii=False) for e in truth.column("extra_json").to_pylist()]
+    truth = truth.set_column(truth.schema.get_field_index("extra_json"), "extra_json", pa.array(extra, pa.string()))
+    print(f"[reviews] prebuilt corpus: {len(copies)} copies ({r.track} track) from {r.path}", flush=True)
+    return LoadedCorpus(name, version, config.corpus.split, items, truth, errors)
 
 
 def _path(path: str):

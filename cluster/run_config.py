@@ -54,6 +54,8 @@ class ReviewsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     path: str | None = Field(None, description="Review file (ReviewCritique, generic JSONL or OpenReview export); relative to the config file")
+    truth: str | None = Field(None, description="A corpus built by jobs/build_review_corpus.py: path = its items.jsonl, "
+                              "truth = its truth.jsonl (used as built: no injection here); relative to the config file")
     format: Literal["auto", "reviewcritique", "generic", "jsonl", "openreview"] = Field(
         "auto", description="reviewcritique | generic (= jsonl) | openreview | auto (by content)")
     track: Literal["injected", "natural"] = Field(
@@ -176,10 +178,11 @@ def load_config(path: str | Path | None) -> RunConfig:
         papers["errata_repos"] = [here(e) if isinstance(e, str) else ({**e, "repo": here(e["repo"])} if isinstance(
             e, dict) and isinstance(e.get("repo"), str) else e) for e in papers["errata_repos"]]
     reviews = data.get("reviews", {})
-    if isinstance(reviews, dict) and isinstance(reviews.get("path"), str):
-        # "$SCRUTINEER_SHARED_DATA/hallupeer/...": the shared benchmark data wherever it lives
-        given = os.path.expandvars(reviews["path"])
-        reviews["path"] = given if Path(given).is_absolute() else str((path.parent / given).resolve())
+    for key in ("path", "truth"):
+        if isinstance(reviews, dict) and isinstance(reviews.get(key), str):
+            # "$SCRUTINEER_SHARED_DATA/hallupeer/...": the shared benchmark data wherever it lives
+            given = os.path.expandvars(reviews[key])
+            reviews[key] = given if Path(given).is_absolute() else str((path.parent / given).resolve())
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
