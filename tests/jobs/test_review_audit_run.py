@@ -5,6 +5,7 @@ server with exact metric values, S3 storage, and the shared ReviewCritique natur
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import pytest
@@ -17,15 +18,57 @@ from tests.helpers.replay_server import replay_server, server_stats
 from tests.helpers.run_job import run_job
 from tests.verifiers.review_detectors.review_table import EXPECTED, recording_rules, table
 
-pytestmark = pytest.mark.heavy  # each test starts run_corpus.py on Ray (30-60 s)
 SNAPSHOT = "2026-12-01"
 SAMPLE_CONFIG = REPO_ROOT / "configs" / "review_audit.toml"
+
+
+def test_sample_corpus_is_seeded_and_the_null_control_flags_nothing():
+    """Without Ray: the audit's corpus from the bundled config (same seed, same copies) and the control."""
+    import asyncio
+
+    from audits import get_audit
+    from cluster.run_config import load_config
+    from storage.records import Item
+    from verifiers.registry import SystemSpec, build_system
+    from verifiers.system import RunContext
+
+    config = load_config(SAMPLE_CONFIG)
+    audit = get_audit("reviews")
+    corpus = audit.build_corpus(config, None)
+    assert corpus.num_items == 15 and corpus.errors == [] and corpus.name == "reviews_sample"
+    assert audit.build_corpus(config, None).version == corpus.version  # seeded: a rerun resumes the same run
+    truth = [json.loads(e) for e in corpus.truth.column("extra_json").to_pylist()]
+    assert sum(t["hallucinated"] for t in truth) == 7 and {t["track"] for t in truth} == {"injected"}
+    assert all(i["anchor"] in ("Number", "Temporal", "Entity") for t in truth for i in t["injections"])
+    items = [Item.from_row(r) for r in corpus.items.to_pylist()]
+    outputs = asyncio.run(build_system(SystemSpec("review_null")).run(items, RunContext("r", SNAPSHOT)))
+    assert {o.label for o in outputs} == {"VALID"}
+    assert not any(any(o.detail["review"]["sentence_labels"].values()) for o in outputs)
+
+
+def test_config_errors_name_the_field(tmp_path, monkeypatch):
+    from cluster.run_config import ConfigError, load_config
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('audit = "reviews"\n[reviews]\ntrack = "invented"\n')
+    with pytest.raises(ConfigError, match="reviews.track"):
+        load_config(bad)
+    monkeypatch.setenv("SCRUTINEER_SHARED_DATA", "/data/shared")
+    ok = tmp_path / "ok.toml"
+    ok.write_text('audit = "reviews"\n[reviews]\npath = "$SCRUTINEER_SHARED_DATA/rc.jsonl"\n')
+    assert load_config(ok).reviews.path == "/data/shared/rc.jsonl"
+    empty = tmp_path / "empty.toml"
+    empty.write_text('audit = "reviews"\ntracking_uri = "none"\n[[systems]]\nname = "review_lexical"\n')
+    offline = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1"}  # named before any cluster is reached
+    done = run_job("run_corpus.py", "--config", str(empty), cwd=tmp_path, env=offline, timeout=120)
+    assert done.returncode == 2 and "[reviews] path" in done.stderr and "Traceback" not in done.stderr
 
 
 def runs_by_system(store_root) -> dict[str, str]:
     return {p.name.split("__")[1].split("@")[0]: p.name for p in store_root.iterdir() if "@" in p.name}
 
 
+@pytest.mark.heavy  # run_corpus.py on Ray: 30-60 s
 def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     args = ("--config", str(SAMPLE_CONFIG), "--snapshot", SNAPSHOT,
             "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db")  # fmt: skip
@@ -75,6 +118,7 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     assert json.loads((tmp_path / "runs" / runs["review_lexical"] / "scores.json").read_text())["review_f1"] == lexical["review_f1"]
 
 
+@pytest.mark.heavy  # run_corpus.py on Ray: 30-60 s
 def test_replayed_judge_table_gives_the_hand_computed_metrics_through_the_pipeline(ray_head, tmp_path):
     copies, truths = table()
     write_jsonl(copies, truths, tmp_path / "items.jsonl", tmp_path / "truth.jsonl", "hand_table")
@@ -100,6 +144,7 @@ def test_replayed_judge_table_gives_the_hand_computed_metrics_through_the_pipeli
     assert null["review_f1"] == 0.0 and null["sentence_recall"] == 0.0 and null["num_scored"] == 5
 
 
+@pytest.mark.heavy  # run_corpus.py on Ray: 30-60 s
 def test_sample_run_on_s3(ray_head, moto_s3, tmp_path):
     bucket = f"reviews-{uuid.uuid4().hex[:8]}"
     moto_s3.client().create_bucket(Bucket=bucket)
@@ -110,8 +155,6 @@ def test_sample_run_on_s3(ray_head, moto_s3, tmp_path):
     keys = [o["Key"] for o in moto_s3.client().list_objects_v2(Bucket=bucket, Prefix="reviews/")["Contents"]]
     assert any(k.endswith("scores.json") and "review_lexical" in k for k in keys)
     assert any(k.endswith("review_report.html") for k in keys) and any(k.endswith("type_f1_heatmap.png") for k in keys)
-    import os
-
     old = {k: os.environ.get(k) for k in moto_s3.env()}
     os.environ.update(moto_s3.env())
     try:
@@ -127,6 +170,7 @@ def test_sample_run_on_s3(ray_head, moto_s3, tmp_path):
                 os.environ[k] = v
 
 
+@pytest.mark.heavy
 @pytest.mark.requires_shared_data
 def test_reviewcritique_natural_track_with_the_lexical_detector(ray_head, tmp_path):
     data = SHARED_DATA / "hallupeer" / "reviewcritique" / "ReviewCritique_LLM.jsonl"
