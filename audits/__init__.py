@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 AUDITS: dict[str, str] = {
     "citations": "audits.citations:CitationAudit",
     "paper_audit": "audits.papers:PaperAudit",
+    "reviews": "audits.reviews:ReviewAudit",
 }
 
 

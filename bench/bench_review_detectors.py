@@ -3,8 +3,8 @@
 Reviews: ReviewCritique's LLM reviews (../shared/data/hallupeer/reviewcritique, evaluation only:
 its licence forbids training), 20 papers x 3 LLM reviewers = 60 reviews, 1,610 segments. Each
 segment is a sentence of the review (segments joined by newlines); a segment the experts marked
-unreliable is a gold positive. (The loader here is the bench's own, minimal; the corpus ingest
-lives in corpora/reviews/.)
+unreliable is a gold positive. Loaded by the corpus ingest (corpora/reviews/ingest.py), as the
+review audit (`audit = "reviews"`, track "natural") loads it.
 
 Configurations, one JSON row each, one worker = one System instance in one process:
 1. `review_llm_judge` (CoT, sentence mode) against jobs/llm_replay_server.py on 127.0.0.1 answering
@@ -37,40 +37,26 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from clients.llm_gateway import LLMServices  # noqa: E402
-from corpora.reviews.records import ReviewCopy, ReviewSentence, ReviewTruth  # noqa: E402
+from corpora.reviews import ingest  # noqa: E402
+from corpora.reviews.records import ReviewCopy, ReviewTruth  # noqa: E402
 from scoring.reviews import score_segments  # noqa: E402
 from storage.records import Item  # noqa: E402
 from verifiers.registry import SystemSpec, build_system  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hallupeer" / "reviewcritique" / "ReviewCritique_LLM.jsonl"
-REVIEWERS = ("claude_opus", "gpt4", "gemini_pro_1.5")
 SMOL_REVIEWS = 2
 ANSWER = json.dumps({"reasoning": "consistent with the evidence", "hallucination": False})
 
 
 def load_reviewcritique(path: Path) -> tuple[list[ReviewCopy], list[ReviewTruth], dict[str, str]]:
-    copies, truths, reviewer_of = [], [], {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        paper = json.loads(line)  # Python's json reads the file's bare NaN tokens
-        paper_id = f"rc{n:02d}"
-        for reviewer in REVIEWERS:
-            segments = paper[reviewer]["review"]
-            sentences, labels, types, at = [], {}, {}, 0
-            for i, seg in enumerate(segments):
-                text = str(seg["segment_text"])
-                sentences.append(ReviewSentence(i, at, at + len(text), text))
-                at += len(text) + 1
-                labels[i] = seg.get("reliability") == "No"
-                kind = seg.get("error_type")
-                if labels[i] and isinstance(kind, str):
-                    types[i] = "Out-of-scope" if kind.lower() == "out-of-scope" else kind
-            review_id = f"{paper_id}/{reviewer}"
-            copies.append(ReviewCopy(review_id, paper_id, "\n".join(str(s["segment_text"]) for s in segments),
-                                     tuple(sentences), str(paper.get("body_text") or "")))  # fmt: skip
-            truths.append(ReviewTruth(review_id, paper_id, any(labels.values()), sentence_labels=labels, sentence_types=types))
-            reviewer_of[review_id] = reviewer
-    return copies, truths, reviewer_of
+    """The 60 reviews through the corpus ingest (corpora/reviews/ingest.py): copies, truths, reviewer per review."""
+    loaded = ingest.load_reviewcritique(path)
+    if loaded.errors:
+        raise ValueError(f"{path}: {len(loaded.errors)} unreadable entries; first: {loaded.errors[0]}")
+    copies = [s.copy for s in loaded.reviews]
+    truths = [s.truth for s in loaded.reviews]
+    return copies, truths, {s.copy.review_id: s.reviewer or "unknown" for s in loaded.reviews}
 
 
 def items_of(copies: list[ReviewCopy]) -> list[Item]:

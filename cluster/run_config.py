@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -48,6 +49,29 @@ class PapersConfig(BaseModel):
     )  # fmt: skip
 
 
+class ReviewsConfig(BaseModel):
+    """The review-hallucination audit's corpus (audit = "reviews"; audits/reviews.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str | None = Field(None, description="Review file (ReviewCritique, generic JSONL or OpenReview export); relative to the config file")
+    truth: str | None = Field(None, description="A corpus built by jobs/build_review_corpus.py: path = its items.jsonl, "
+                              "truth = its truth.jsonl (used as built: no injection here); relative to the config file")
+    format: Literal["auto", "reviewcritique", "generic", "jsonl", "openreview"] = Field(
+        "auto", description="reviewcritique | generic (= jsonl) | openreview | auto (by content)")
+    track: Literal["injected", "natural"] = Field(
+        "injected", description="injected: 1 clean + `copies` injected copies per review (Tasks 1-3); "
+                                "natural: the reviews with their own labels (ReviewCritique segment track)")
+    seed: int = Field(0, description="Seed of the injection schedule")
+    copies: int = Field(1, ge=0, description="Injected copies per review (injected track)")
+    min_injections: int = Field(1, ge=1, description="Fewest injections in an injected copy")
+    max_injections: int = Field(2, ge=1, description="Most injections in an injected copy")
+    anchors: list[str] | None = Field(None, description="Anchors to inject (default: every anchor some injector can make)")
+    injector_model: str | None = Field(None, description="Gateway model for the LLM injector (None: rule injectors only)")
+    injector_api_base: str | None = Field(None, description="API base for the injector model")
+    unanswered: Literal["exclude", "negative"] = Field(
+        "exclude", description="Reviews a detector did not answer: left out of a task's denominator, or counted as negatives")
+
+
 class AdjudicationConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     panel: list[str | dict[str, Any]] = Field(default_factory=list, description="Judge models for detection matching (cross-family)")
@@ -70,10 +94,12 @@ class RunConfig(BaseModel):
     # Any kind registered in audits/AUDITS (checked there, with the known kinds named): a new audit
     # kind is a module and a registry line, not an edit here.
     audit: str = Field(
-        "citations", description="citations: verifiers over a citation corpus; paper_audit: reviewers over injected papers"
+        "citations", description="citations: verifiers over a citation corpus; paper_audit: reviewers over injected "
+        "papers; reviews: hallucination detectors over peer reviews"
     )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     papers: PapersConfig = Field(default_factory=PapersConfig, description="Papers to inject errors into (paper_audit)")
+    reviews: ReviewsConfig = Field(default_factory=ReviewsConfig, description="Review corpus and track (reviews)")
     adjudication: AdjudicationConfig = Field(default_factory=AdjudicationConfig, description="Judges and checkers (paper_audit)")
     systems: list[SystemConfig] = Field(
         default_factory=lambda: [
@@ -151,6 +177,12 @@ def load_config(path: str | Path | None) -> RunConfig:
 
         papers["errata_repos"] = [here(e) if isinstance(e, str) else ({**e, "repo": here(e["repo"])} if isinstance(
             e, dict) and isinstance(e.get("repo"), str) else e) for e in papers["errata_repos"]]
+    reviews = data.get("reviews", {})
+    for key in ("path", "truth"):
+        if isinstance(reviews, dict) and isinstance(reviews.get(key), str):
+            # "$SCRUTINEER_SHARED_DATA/hallupeer/...": the shared benchmark data wherever it lives
+            given = os.path.expandvars(reviews[key])
+            reviews[key] = given if Path(given).is_absolute() else str((path.parent / given).resolve())
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

@@ -2,11 +2,11 @@
 
 `review_llm_judge` (RA-LLM: BM25 evidence, KR / CoT / Contrast, sentence or review mode),
 `review_nli` (entailment by a small CPU model, SmolLM2 by default), `review_lexical` (numbers the
-paper never states; no model) and `review_import` (predictions made elsewhere, JSONL). Each takes
+paper never states; no model), `review_null` (the control: flags nothing) and `review_import` (predictions made elsewhere, JSONL). Each takes
 `review` items (payload = `ReviewCopy`) and returns one Output per review: HALLUCINATED / VALID,
 with `detail["review"] = ReviewPrediction.to_detail()`. Importing the package registers them.
 """
 
-from verifiers.review_detectors import external, lexical, llm_judge
+from verifiers.review_detectors import external, lexical, llm_judge, null
 
-__all__ = ["external", "lexical", "llm_judge"]
+__all__ = ["external", "lexical", "llm_judge", "null"]

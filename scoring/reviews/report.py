@@ -1,0 +1,184 @@
+"""The review audit's report: Markdown + HTML tables and PNG figures, from METRIC_SCHEMA rows alone.
+
+Figures (matplotlib, Agg): `type_f1_heatmap` (systems x types: Task 2's per-anchor F1 on the
+injected track, per-error-type segment F1 on the natural track; an undefined cell is blank and
+says n/a) and `level_bars` (review- vs sentence-level F1 per system on the injected track; segment
+F1 overall and per LLM reviewer on the natural track). Every number the text shows is a row of
+`review_metrics.csv`, written beside it.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+Rows = Sequence[dict]
+
+INJECTED_HEADLINE = ("review_f1", "review_mcc", "sentence_f1", "sentence_mcc", "type_macro_f1", "token_f1",
+                     "exact_span_f1", "overlap_span_f1")  # fmt: skip
+NATURAL_HEADLINE = ("segment_precision", "segment_recall", "segment_f1", "segment_mcc")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "n/a"
+    text = _fmt(row["value"])
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if text != "n/a" and lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
+
+
+def _systems(rows: Rows) -> list[str]:
+    return list(dict.fromkeys(r["system"] for r in rows))
+
+
+def _index(rows: Rows) -> dict[tuple[str, str, str], dict]:
+    return {(r["system"], r["metric"], r["stratum"]): r for r in rows}
+
+
+def _strata(rows: Rows, prefix: str) -> list[str]:
+    return sorted({r["stratum"] for r in rows if r["stratum"].startswith(prefix)})
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def type_f1_heatmap(rows: Rows, path: Path, *, track: str) -> Path:
+    """Per-type F1, one row per system, one column per type (NaN cells: type neither gold nor said)."""
+    metric, prefix = ("type_f1", "type=") if track == "injected" else ("segment_f1", "error_type=")
+    systems, strata = _systems(rows), _strata(rows, prefix)
+    idx = _index(rows)
+    grid = np.array([[idx.get((s, metric, t), {}).get("value", math.nan) for t in strata] for s in systems], dtype=float)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(strata) + 2), max(2.0, 0.5 * len(systems) + 1.5)))
+    if grid.size == 0:
+        ax.set_title(f"{metric} per type: nothing to show")
+        ax.axis("off")
+        return _save(fig, path)
+    ax.imshow(np.ma.masked_invalid(grid), vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(strata)), [t.removeprefix(prefix) for t in strata], rotation=45, ha="right")
+    ax.set_yticks(range(len(systems)), systems)
+    for i in range(len(systems)):
+        for j in range(len(strata)):
+            v = grid[i, j]
+            ax.text(j, i, "n/a" if math.isnan(v) else f"{v:.2f}", ha="center", va="center",
+                    color="white" if not math.isnan(v) and v < 0.5 else "black", fontsize=8)  # fmt: skip
+    ax.set_title(f"{metric} per {'anchor' if track == 'injected' else 'error type'}")
+    return _save(fig, path)
+
+
+def level_bars(rows: Rows, path: Path, *, track: str) -> Path:
+    """Injected: review- vs sentence-level F1 per system; natural: segment F1 overall and per reviewer."""
+    idx = _index(rows)
+    systems = _systems(rows)
+    if track == "injected":
+        groups = [("review_f1", "all", "review"), ("sentence_f1", "all", "sentence")]
+    else:
+        groups = [("segment_f1", "all", "all")] + [("segment_f1", s, s.removeprefix("reviewer="))
+                                                    for s in _strata(rows, "reviewer=")]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(systems) * len(groups) / 2 + 2), 3.5))
+    width = 0.8 / max(1, len(groups))
+    x = np.arange(len(systems))
+    for k, (metric, stratum, label) in enumerate(groups):
+        values, errs = [], [[], []]
+        for s in systems:
+            r = idx.get((s, metric, stratum))
+            v = r["value"] if r and r["value"] is not None and not math.isnan(r["value"]) else math.nan
+            values.append(0.0 if math.isnan(v) else v)
+            lo = r.get("ci_low") if r else None
+            hi = r.get("ci_high") if r else None
+            ok = not math.isnan(v) and lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi))
+            errs[0].append(v - lo if ok else 0.0)
+            errs[1].append(hi - v if ok else 0.0)
+        ax.bar(x + (k - (len(groups) - 1) / 2) * width, values, width, yerr=errs, capsize=3, label=label)
+    ax.set_xticks(x, systems, rotation=20, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("F1 (paper-bootstrap 95% interval)")
+    ax.set_title("review- vs sentence-level F1" if track == "injected" else "segment F1 per LLM reviewer")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def _table(rows: Rows, metrics: Sequence[str], strata: Sequence[str] = ("all",)) -> tuple[list[str], list[list[str]]]:
+    idx = _index(rows)
+    head = ["system"] + [m if s == "all" else f"{m} ({s})" for m in metrics for s in strata]
+    body = [[s] + [_cell(idx.get((s, m, st))) for m in metrics for st in strata] for s in _systems(rows)]
+    return head, body
+
+
+def _sections(rows: Rows, track: str) -> list[tuple[str, str, tuple[list[str], list[list[str]]]]]:
+    if track == "injected":
+        return [
+            ("Task 1: detection", "Review- and sentence-level detection of injected hallucinations "
+             "(value [paper-bootstrap 95% interval]).", _table(rows, INJECTED_HEADLINE[:4])),
+            ("Task 2: type classification", "On gold-hallucinated sentences: macro/micro F1 and F1 per anchor.",
+             _table(rows, ["type_macro_f1", "type_micro_f1"])),
+            ("Task 2 per anchor", "F1 of each anchor (n/a: neither gold nor said).",
+             _table(rows, ["type_f1"], _strata(rows, "type="))),
+            ("Task 3: localization", "Token F1 and exact / overlapping span F1 against the injected spans.",
+             _table(rows, ["token_f1", "exact_span_f1", "overlap_span_f1"])),
+        ]  # fmt: skip
+    return [
+        ("Deficient-segment detection", "ReviewCritique track: every segment an expert marked deficient is a "
+         "positive (value [paper-bootstrap 95% interval]).", _table(rows, NATURAL_HEADLINE)),
+        ("Per LLM reviewer", "Segment F1 and recall of the reviews each LLM wrote.",
+         _table(rows, ["segment_f1", "segment_recall"], _strata(rows, "reviewer="))),
+        ("Per error type", "Recall of each error type's deficient segments (against the shared sound segments).",
+         _table(rows, ["segment_recall"], _strata(rows, "error_type="))),
+    ]  # fmt: skip
+
+
+def write_review_report(out_dir: str | Path, rows: Rows, *, track: str, title: str = "Review audit",
+                        intro: str = "") -> list[Path]:  # fmt: skip
+    """Write review_report.md / .html, review_metrics.csv and the figures; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = [type_f1_heatmap(rows, out / "type_f1_heatmap.png", track=track),
+               level_bars(rows, out / "level_f1_bars.png", track=track)]  # fmt: skip
+    md = [f"# {title}\n", intro + "\n"]
+    body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(intro)}</p>"]
+    for name, note, (head, lines) in _sections(rows, track):
+        md += [f"## {name}\n", note + "\n", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        md += ["| " + " | ".join(line) + " |" for line in lines] + [""]
+        cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        trs = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in line) + "</tr>" for line in lines)
+        body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", f"<table><tr>{cells}</tr>{trs}</table>"]
+    md.append("## Figures\n")
+    body.append("<h2>Figures</h2>")
+    for f in figures:
+        md.append(f"![{f.stem}]({f.name})\n")
+        body.append(f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>')
+    md_path = out / "review_report.md"
+    md_path.write_text("\n".join(md), encoding="utf-8")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
+             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
+    html_path = out / "review_report.html"
+    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>", encoding="utf-8")
+    csv_path = out / "review_metrics.csv"
+    names = ["run_id", "system", "metric", "stratum", "eval_mode", "value", "ci_low", "ci_high", "n"]
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=names, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return [md_path, html_path, csv_path, *figures]
+
+
+__all__ = ["level_bars", "type_f1_heatmap", "write_review_report"]
