@@ -180,8 +180,9 @@ def make_services(config: RunConfig):
     from verifiers import SystemSpec
 
     systems = sorted(SystemSpec(s.name, s.args).config_hash() for s in config.systems)
+    # every section that says what is audited (each audit kind reads its own), never runtime settings
     key = run_key(config.audit, config.corpus.name or config.corpus.path, config.papers.paths, config.papers.seed,
-                  config.snapshot, systems)  # fmt: skip
+                  config.reviews.model_dump(mode="json"), config.snapshot, systems)  # fmt: skip
     return build_services(config.llm, key, config.snapshot, cache_dir=resolve_cache_dir(config.llm))
 
 
