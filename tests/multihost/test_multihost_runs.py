@@ -78,7 +78,7 @@ def test_a_job_submitted_to_the_head_shards_the_corpus_across_hosts(cluster: Net
     config = cluster.work_dir / "sharded.toml"
     config.write_text(
         f'storage = "s3://multihost/sharded"\ntracking_uri = "{cluster.mlflow_url}"\nsnapshot = "{SNAPSHOT}"\n'
-        f'workers = 2\nshard_size = 10\nbootstrap = 0\n[corpus]\npath = "{SAMPLE}"\n'
+        f'workers = 2\ncpus_per_worker = 3\nshard_size = 10\nbootstrap = 0\n[corpus]\npath = "{SAMPLE}"\n'
         f'[[systems]]\nname = "prescreen"\n'
         f'[[systems]]\nname = "field_match"\nargs = {{ sources = ["offline_index"], index_path = "{index}" }}\n'
     )
