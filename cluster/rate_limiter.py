@@ -8,13 +8,13 @@ Reservations, not sleeps: `reserve` debits the buckets at once (they may go nega
 the future) and returns how long the caller must wait before sending; the caller sleeps locally.
 The actor therefore never blocks, and N workers sharing a key are spaced exactly as one would be.
 
-Paced under the limit, never bursting at start: the limiter spaces requests at `headroom` (97 %)
+Paced under the limit, never bursting at start: the limiter spaces requests at `headroom` (98 %)
 of the configured rate, and a newly configured key's request bucket holds one request, not a full
 burst. A server counting at exactly the limit sees every late request bunch with the next on-time
 one (send overhead varies by tens to hundreds of milliseconds on a loaded host); at 100 % each such
 bunch spends the server's slack for good and the run ends in 429s, and a full client bucket at
 start spends that slack at once (a server whose own bucket is the same size sees twice its rate in
-the first second). The 3 % gives the server's bucket its slack back; measured with 8 workers on
+the first second). The 2 % gives the server's bucket its slack back; measured with 8 workers on
 two hosts (tests/multihost/test_multihost_rate_limits.py, bench/bench_multihost_rate.py).
 
 Adaptive: a 429 episode multiplies the key's effective rate by `backoff` (0.7) (down to `min_factor` of the configured
@@ -49,7 +49,7 @@ __all__ = [
 
 NAMESPACE = "scrutineer"
 DEFAULT_NAME = "rate_limiter"
-DEFAULT_HEADROOM = 0.97
+DEFAULT_HEADROOM = 0.98
 """Share of a configured limit the cluster limiter paces at (see the module docstring)."""
 
 

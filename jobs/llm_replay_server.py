@@ -24,7 +24,8 @@ finish_reason=length), `malformed` (prose instead of JSON). `POST /faults` with
 `{"fault_schedule": [...], "fault_rate": {...}, "fault_prompts": {...}}` replaces the fault
 settings of a running server (an outage that ends); `GET /stats` reports what was served,
 including `paid_twice`: prompts that got a complete answer more than once; `GET /stats/times`
-the wall-clock times of answers and of rate-limit 429s (achieved rate over a window).
+the wall-clock times of answers and of rate-limit 429s (achieved rate over a window) and the
+prompts paid more than once.
 
     python -m jobs.llm_replay_server serve --recording rec.jsonl --port 8399 --rpm 600
     python -m jobs.llm_replay_server hallmark --predictions preds.jsonl --items blind.jsonl --out rec.jsonl
@@ -263,7 +264,8 @@ def build_app(state: ReplayState) -> Any:
         return web.json_response(state.snapshot())
 
     async def times(_: web.Request) -> web.StreamResponse:
-        return web.json_response({"ok": state.ok_times, "rate_limited": state.limited_times})
+        return web.json_response({"ok": state.ok_times, "rate_limited": state.limited_times,
+                                  "paid_twice_prompts": sorted(k for k, n in state.paid.items() if n > 1)})  # fmt: skip
 
     async def faults(request: web.Request) -> web.StreamResponse:
         try:

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from cluster.rate_limiter import NAMESPACE, LimiterClient, LimiterState
+from cluster.rate_limiter import DEFAULT_HEADROOM, NAMESPACE, LimiterClient, LimiterState
 
 
 def test_request_bucket_spacing():
@@ -31,7 +31,7 @@ def test_headroom_paces_under_the_limit():
     assert waits[97] == pytest.approx(97 / 9.7)  # 9.7/s: 97 % of 10/s
     assert s.snapshot("k", now=0.0)["effective_rpm"] == pytest.approx(582)
     client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True)
-    assert client.settings["headroom"] == 0.97  # what a run's cluster limiter paces at
+    assert client.settings["headroom"] == DEFAULT_HEADROOM == 0.98  # what a run's cluster limiter paces at
 
 
 def test_a_dead_limiter_actor_is_recreated_with_the_limits_it_had(ray_session):

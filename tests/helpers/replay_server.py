@@ -48,6 +48,14 @@ def server_stats(url: str) -> dict[str, Any]:
 
 
 def server_times(url: str) -> dict[str, list[float]]:
-    """Wall-clock times of answers (`ok`) and of rate-limit 429s (`rate_limited`)."""
+    """Wall-clock times of answers (`ok`) and of rate-limit 429s (`rate_limited`), and the
+    prompts (messages hashes) answered more than once (`paid_twice_prompts`)."""
     with _OPENER.open(f"{url}/stats/times", timeout=10) as response:
         return json.loads(response.read())
+
+
+def reset_stats(url: str) -> None:
+    """Forget what was served (counters, times, paid prompts); recordings and faults stay."""
+    request = urllib.request.Request(f"{url}/stats/reset", data=b"{}", method="POST")
+    with _OPENER.open(request, timeout=10) as response:
+        response.read()
