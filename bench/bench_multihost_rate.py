@@ -5,10 +5,11 @@ Builds a Ray head and `--hosts` worker hosts, each in its own network namespace 
 `--workers` workers on the worker hosts: `llm_zero_shot` against the replay server and `doi_only`
 against the test source server as Crossref, both limited to `--rate` requests per second (token
 bucket, 429 beyond) and the run configured at that limit. Prints, per server, the steady-state
-rate (from 3 s after the first answer to 1 s before the last), its ratio to the limit, and the
+rate (see `tests.helpers.multihost_rate.steady`: from the end of start-up to 1 s before the last
+answer), its ratio to the limit, and the
 429s in warm-up and after.
 
-    sudo python bench/bench_multihost_rate.py --hosts 2 --workers 8 --rate 8 --items 200
+    sudo python bench/bench_multihost_rate.py --hosts 2 --workers 8 --rate 4 --items 120
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=2, help="worker hosts (namespaces) besides the head")
     parser.add_argument("--workers", type=int, default=8, help="shard workers, spread over the worker hosts")
-    parser.add_argument("--rate", type=float, default=8.0, help="requests per second each server allows")
-    parser.add_argument("--items", type=int, default=200, help="citations per system")
+    parser.add_argument("--rate", type=float, default=4.0, help="requests per second each server allows")
+    parser.add_argument("--items", type=int, default=120, help="citations per system")
     args = parser.parse_args()
     if reason := unavailable_reason():
         print(f"cannot build the hosts here: {reason}", file=sys.stderr)

@@ -80,16 +80,24 @@ def rate_corpus(path: Path, n: int) -> Path:
 
 
 def steady(name: str, limit: float, answered: list[float], limited: list[float]) -> Rate:
-    """Answers per second from WARMUP_S after the first answer to TAIL_S before the last."""
+    """Answers per second over the steady window, and the 429s after WARMUP_S.
+
+    The window ends TAIL_S before the last answer and starts WARMUP_S after the first, or later,
+    after the last whole second without any answer: 8 workers with 8 requests in flight each
+    never leave the server idle for a second once they run, so a silent second means workers
+    were still starting (importing litellm takes tens of seconds on a loaded 2-core host), which
+    is start-up time, not the limiter's rate. 429s count from WARMUP_S on, whatever the window."""
     answered = sorted(answered)
     t0 = answered[0]
-    start, stop = t0 + WARMUP_S, answered[-1] - TAIL_S
+    counts = Counter(int(t - t0) for t in answered)
+    per_second = [counts[i] for i in range(max(counts) + 1)]
+    stop = answered[-1] - TAIL_S
+    silent = [i for i, n in enumerate(per_second) if n == 0 and t0 + i + 1 < stop]
+    start = max(t0 + WARMUP_S, t0 + silent[-1] + 1 if silent else t0)
     inside = [t for t in answered if start <= t <= stop]
     achieved = (len(inside) - 1) / (inside[-1] - inside[0]) if len(inside) > 1 else 0.0
-    late = sum(1 for t in limited if t >= start)
-    counts = Counter(int(t - t0) for t in answered)
-    return Rate(name, limit, achieved, late, len(limited) - late, len(answered), stop - start,
-                [counts[i] for i in range(max(counts) + 1)])  # fmt: skip
+    late = sum(1 for t in limited if t >= t0 + WARMUP_S)
+    return Rate(name, limit, achieved, late, len(limited) - late, len(answered), stop - start, per_second)
 
 
 def shard_workers(cluster: NetnsCluster) -> dict[str, str]:

@@ -15,8 +15,10 @@ from tests.helpers.netns_cluster import NetnsCluster
 
 pytestmark = pytest.mark.heavy
 
-RATE = 8.0  # requests per second each server allows, and the run is configured for
-ITEMS = 200  # per system: 25 s at the limit
+RATE = 4.0  # requests per second each server allows and the run is configured for (a rate this
+# loaded 2-core machine sustains through litellm while 8 workers start: the limiter, not the CPU,
+# is what is measured)
+ITEMS = 120  # per system: 30 s at the limit
 WORKERS = 8
 
 
@@ -35,3 +37,4 @@ def test_eight_workers_on_two_hosts_keep_the_model_and_source_limits(netns_ray: 
     for r in (run.model, run.source):
         assert r.late_429 == 0, f"{r.name}: {r.late_429} HTTP 429 after warm-up"
         assert r.ratio >= 0.95, f"{r.name}: {r.achieved:.2f} req/s, under 95 % of {r.limit:g}"
+        assert r.window_s >= 10, f"{r.name}: a steady window of {r.window_s:.1f}s says little"
