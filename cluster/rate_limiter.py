@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "DEFAULT_BURST_SECONDS",
     "DEFAULT_HEADROOM",
     "DEFAULT_NAME",
     "NAMESPACE",
@@ -51,6 +52,11 @@ NAMESPACE = "scrutineer"
 DEFAULT_NAME = "rate_limiter"
 DEFAULT_HEADROOM = 0.98
 """Share of a configured limit the cluster limiter paces at (see the module docstring)."""
+DEFAULT_BURST_SECONDS = 0.5
+"""Bucket size of a key the cluster limiter is told no other, in seconds of its rate: smaller
+than the server's own allowance (commonly one second's worth). After an idle spell both buckets
+are full; a client bucket as large as the server's spends all of the server's slack in one burst,
+and the next late request is refused (measured: 429s in every pause between shards at 1.0 s)."""
 
 
 @dataclass
@@ -376,9 +382,10 @@ class LimiterClient:
         await self._remote("report", key, rate_limited, retry_after, tokens_delta, announced_rpm)
 
     async def configure(self, key: str, rpm: float | None = None, tpm: float | None = None, *,
-                        burst_seconds: float = 1.0, if_unset: bool = False) -> None:  # fmt: skip
+                        burst_seconds: float = DEFAULT_BURST_SECONDS, if_unset: bool = False) -> None:  # fmt: skip
         """Set a key's limits (None: unlimited). New limits reset its buckets; the same ones keep
-        them. `if_unset`: only if the key has no limits yet (defaults that never override)."""
+        them. `if_unset`: only if the key has no limits yet (defaults that never override).
+        `burst_seconds`: the bucket's size in seconds of the rate (see DEFAULT_BURST_SECONDS)."""
         if not (if_unset and key in self._configured):
             self._configured[key] = (rpm, tpm, burst_seconds, if_unset)
         state, _ = self._resolve()

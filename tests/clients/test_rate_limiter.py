@@ -8,7 +8,13 @@ import uuid
 
 import pytest
 
-from cluster.rate_limiter import DEFAULT_HEADROOM, NAMESPACE, LimiterClient, LimiterState
+from cluster.rate_limiter import (
+    DEFAULT_BURST_SECONDS,
+    DEFAULT_HEADROOM,
+    NAMESPACE,
+    LimiterClient,
+    LimiterState,
+)
 
 
 def test_request_bucket_spacing():
@@ -32,6 +38,14 @@ def test_headroom_paces_under_the_limit():
     assert s.snapshot("k", now=0.0)["effective_rpm"] == pytest.approx(582)
     client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True)
     assert client.settings["headroom"] == DEFAULT_HEADROOM == 0.98  # what a run's cluster limiter paces at
+
+
+def test_a_client_burst_stays_under_a_servers_one_second_allowance():
+    client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True)
+    asyncio.run(client.configure("src", rpm=480))  # 8/s; a source told no burst gets half a second's
+    assert DEFAULT_BURST_SECONDS == 0.5
+    state = client._resolve()[0]
+    assert state.keys["src"].requests.capacity == 4.0
 
 
 def test_a_dead_limiter_actor_is_recreated_with_the_limits_it_had(ray_session):

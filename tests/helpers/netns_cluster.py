@@ -76,6 +76,7 @@ class NetnsCluster:
     s3_endpoint: str = ""
     mlflow_url: str = ""
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="scrutineer-netns-")))
+    worker_cpus: int = 4
 
     @property
     def node_dir(self) -> Path:
@@ -135,6 +136,23 @@ class NetnsCluster:
         pid = self.raylet_pid(self.nodes[role])
         os.kill(pid, signal.SIGKILL)
         return pid
+
+    def revive_dead_hosts(self, cpus: int | None = None) -> list[str]:
+        """Start Ray again on every worker host whose raylet is gone (a test killed it), so each
+        test finds both worker hosts; returns the roles restarted."""
+        dead = []
+        for role, node in self.nodes.items():
+            if role == "head":
+                continue
+            try:
+                self.raylet_pid(node)
+            except AssertionError:
+                dead.append(role)
+                _kill_all(self, node)  # what the killed raylet left behind (workers, agents)
+                _ray_start(self, node, self.env(), self.worker_cpus if cpus is None else cpus)
+        if dead:
+            wait_for_nodes(self, len(self.nodes))
+        return dead
 
     def node_ids(self) -> dict[str, str]:
         """Ray node id -> role, from the state API on the head's dashboard."""
@@ -324,7 +342,7 @@ def netns_cluster(workers: int = 2, start: bool = True, *, head_cpus: int = 0,
         raise NetnsUnavailable(reason)
     suffix = secrets.token_hex(3)  # interface names must fit 15 characters: vh<6 hex><index>
     prefix = f"198.{random.choice((18, 19))}.{random.randrange(256)}"
-    cluster = NetnsCluster(suffix=suffix, prefix=prefix, bridge=f"br{suffix}")
+    cluster = NetnsCluster(suffix=suffix, prefix=prefix, bridge=f"br{suffix}", worker_cpus=worker_cpus)
     try:
         _ip("link", "add", "name", cluster.bridge, "type", "bridge")
         _ip("addr", "add", f"{cluster.bridge_ip}/24", "dev", cluster.bridge)

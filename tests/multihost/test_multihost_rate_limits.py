@@ -25,6 +25,7 @@ WORKERS = 8
 def test_eight_workers_on_two_hosts_keep_the_model_and_source_limits(netns_ray: NetnsCluster, tmp_path, monkeypatch):
     for key, value in netns_ray.s3_env().items():
         monkeypatch.setenv(key, value)
+    netns_ray.revive_dead_hosts()  # a kill test before this one leaves a host down
     run = measure_rate_run(netns_ray, "rate", rate=RATE, items=ITEMS, workers=WORKERS, log=tmp_path / "rate.log")
     print(f"\nrun took {run.seconds:.0f}s; worker actors per host: {run.worker_hosts}")
     for r in (run.model, run.source):

@@ -69,6 +69,8 @@ def cluster(netns_ray, monkeypatch) -> NetnsCluster:
     """The session's cluster, with this process pointed at its S3 (to read stored outputs)."""
     for key, value in netns_ray.s3_env().items():
         monkeypatch.setenv(key, value)
+    if revived := netns_ray.revive_dead_hosts():  # an earlier test killed a host: both are needed
+        print(f"\nrestarted Ray on {revived}")
     return netns_ray
 
 
