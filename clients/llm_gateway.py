@@ -170,6 +170,9 @@ class LLMGateway:
         if self.services.budget is not None:
             await self.services.budget.check()
         await self._configure_limiter()
+        warm_up = getattr(self.backend, "warm_up", None)
+        if warm_up is not None and self.services.limiter is not None:
+            await warm_up(self.model)  # before the first slot: a slow first call would fire late, bunched
         tokens_in_est, tokens_out_est = estimate_tokens(request)
         attempts = 0
         started = time.monotonic()

@@ -9,6 +9,8 @@ limit.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import time
 from typing import Any
@@ -73,6 +75,9 @@ def classify_litellm_error(exc: BaseException, source: str) -> ClientError:
     return TransientError(f"{type(exc).__name__}: {message}", source=source, status=status)
 
 
+_WARMED: set[tuple[str, str | None]] = set()  # per process: litellm's first-call cost is paid once
+
+
 class LiteLLMBackend:
     """Any litellm model string; `api_base` points it at a self-hosted or replay server.
 
@@ -88,6 +93,30 @@ class LiteLLMBackend:
         self.api_base = api_base
         self.api_key_env = api_key_env
         self.extra = dict(extra or {})
+        self._warm_lock: asyncio.Lock | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_warm_lock": None}
+
+    async def warm_up(self, model: str) -> None:
+        """Pay litellm's first-call cost (lazy imports, clients: seconds on a busy host) before a
+        rate-limited slot is taken, with a mock answer that sends nothing: otherwise the first
+        requests of every worker leave seconds after their slots, bunched with later ones, and a
+        server counting at the limit answers 429."""
+        import litellm
+
+        key = (model, self.api_base)
+        if key in _WARMED:
+            return
+        if self._warm_lock is None:
+            self._warm_lock = asyncio.Lock()
+        async with self._warm_lock:
+            if key in _WARMED:
+                return
+            with contextlib.suppress(Exception):  # a failed warm-up only costs time later
+                await litellm.acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}],
+                                          mock_response="ok", api_base=self.api_base, api_key="unused")  # fmt: skip
+            _WARMED.add(key)
 
     async def generate(self, request: LLMRequest, timeout: float) -> LLMResponse:
         import litellm

@@ -23,7 +23,9 @@ halfway: the connection closes before Content-Length), `truncated` (JSON content
 finish_reason=length), `malformed` (prose instead of JSON). `POST /faults` with
 `{"fault_schedule": [...], "fault_rate": {...}, "fault_prompts": {...}}` replaces the fault
 settings of a running server (an outage that ends); `GET /stats` reports what was served,
-including `paid_twice`: prompts that got a complete answer more than once.
+including `paid_twice`: prompts that got a complete answer more than once; `GET /stats/times`
+the wall-clock times of answers and of rate-limit 429s (achieved rate over a window) and the
+prompts paid more than once.
 
     python -m jobs.llm_replay_server serve --recording rec.jsonl --port 8399 --rpm 600
     python -m jobs.llm_replay_server hallmark --predictions preds.jsonl --items blind.jsonl --out rec.jsonl
@@ -82,6 +84,10 @@ class ReplayState:
         """Distinct prompts received (kept when the fault settings change)."""
         self.paid: Counter[str] = Counter()
         """Complete answers sent per prompt (messages hash): what a provider would bill."""
+        self.ok_times: list[float] = []
+        """Wall-clock times of complete answers (`GET /stats/times`: achieved rate over a window)."""
+        self.limited_times: list[float] = []
+        """Wall-clock times of rate-limit 429s (the `--rpm` bucket; injected 429s not included)."""
         self.first_ok: float | None = None
         self.last_ok: float | None = None
         rate = (config.rpm or 0) / 60.0
@@ -210,6 +216,7 @@ def build_app(state: ReplayState) -> Any:
         wait = state.take_token()
         if wait is not None:
             state.stats["rate_limited"] += 1
+            state.limited_times.append(time.time())
             return _error(429, "rate limit exceeded", "rate_limit_exceeded", {"Retry-After": f"{wait:.3f}"})
         key = messages_hash(body.get("messages", []))
         fault = state.fault_for(key)
@@ -244,6 +251,7 @@ def build_app(state: ReplayState) -> Any:
             state.stats[f"fault_{fault}"] += 1
         state.stats["ok"] += 1
         state.paid[key] += 1
+        state.ok_times.append(time.time())
         now = time.monotonic()
         state.first_ok = state.first_ok or now
         state.last_ok = now
@@ -254,6 +262,10 @@ def build_app(state: ReplayState) -> Any:
 
     async def stats(_: web.Request) -> web.StreamResponse:
         return web.json_response(state.snapshot())
+
+    async def times(_: web.Request) -> web.StreamResponse:
+        return web.json_response({"ok": state.ok_times, "rate_limited": state.limited_times,
+                                  "paid_twice_prompts": sorted(k for k, n in state.paid.items() if n > 1)})  # fmt: skip
 
     async def faults(request: web.Request) -> web.StreamResponse:
         try:
@@ -268,6 +280,8 @@ def build_app(state: ReplayState) -> Any:
         state.paid.clear()
         state.tried.clear()
         state.attempts.clear()
+        state.ok_times.clear()
+        state.limited_times.clear()
         state.first_ok = state.last_ok = None
         return web.json_response({"reset": True})
 
@@ -276,6 +290,7 @@ def build_app(state: ReplayState) -> Any:
     app.router.add_post("/chat/completions", chat)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", stats)
+    app.router.add_get("/stats/times", times)
     app.router.add_post("/stats/reset", reset)
     app.router.add_post("/faults", faults)
     return app

@@ -8,17 +8,57 @@ import uuid
 
 import pytest
 
-from cluster.rate_limiter import NAMESPACE, LimiterClient, LimiterState
+from cluster.rate_limiter import (
+    DEFAULT_BURST_SECONDS,
+    DEFAULT_HEADROOM,
+    NAMESPACE,
+    LimiterClient,
+    LimiterState,
+)
 
 
 def test_request_bucket_spacing():
     s = LimiterState()
     s.configure("k", rpm=600, burst_seconds=1.0, now=0.0)  # 10/s, burst 10
     waits = [s.reserve("k", now=0.0) for _ in range(20)]
-    assert waits[:10] == [0.0] * 10
-    assert waits[10] == pytest.approx(0.1)
-    assert waits[19] == pytest.approx(1.0)
-    assert s.reserve("k", now=5.0) == 0.0  # refilled (after the 1 s of debt)
+    # A new key starts with one request, not a full burst: a server whose bucket is as large as
+    # ours would otherwise see twice its rate in the first second (and its slack spent for good).
+    assert waits[:2] == [0.0, pytest.approx(0.1)]
+    assert waits[19] == pytest.approx(1.9)
+    again = [s.reserve("k", now=10.0) for _ in range(11)]  # idle long enough: the burst is there
+    assert again[:10] == [0.0] * 10
+    assert again[10] == pytest.approx(0.1)
+
+
+def test_headroom_paces_under_the_limit():
+    s = LimiterState(headroom=0.97)
+    s.configure("k", rpm=600, now=0.0)
+    waits = [s.reserve("k", now=0.0) for _ in range(98)]
+    assert waits[97] == pytest.approx(97 / 9.7)  # 9.7/s: 97 % of 10/s
+    assert s.snapshot("k", now=0.0)["effective_rpm"] == pytest.approx(582)
+    client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True)
+    assert client.settings["headroom"] == DEFAULT_HEADROOM == 0.98  # what a run's cluster limiter paces at
+
+
+def test_a_client_burst_stays_under_a_servers_one_second_allowance():
+    client = LimiterClient(name=f"t-{uuid.uuid4().hex}", local=True)
+    asyncio.run(client.configure("src", rpm=480))  # 8/s; a source told no burst gets half a second's
+    assert DEFAULT_BURST_SECONDS == 0.5
+    state = client._resolve()[0]
+    assert state.keys["src"].requests.capacity == 4.0
+
+
+def test_a_dead_limiter_actor_is_recreated_with_the_limits_it_had(ray_session):
+    import ray
+
+    name = f"limiter-{uuid.uuid4().hex[:8]}"
+    client = LimiterClient(name=name)
+    asyncio.run(client.configure("src", rpm=120))
+    ray.kill(ray.get_actor(name, namespace=NAMESPACE))  # as when its node vanishes
+    asyncio.run(client.acquire("src"))  # no error: a new actor, given the limits back
+    snap = asyncio.run(client.snapshot("src"))
+    assert (snap["rpm"], snap["reservations"]) == (120, 1)
+    ray.kill(ray.get_actor(name, namespace=NAMESPACE))
 
 
 def test_token_bucket_and_requests_together():
@@ -27,7 +67,7 @@ def test_token_bucket_and_requests_together():
     assert s.reserve("m", tokens=100, now=0.0) == 0.0
     assert s.reserve("m", tokens=250, now=0.0) == pytest.approx(2.5)  # tokens dominate
     s.report("m", tokens_delta=-100, now=0.0)  # used 100 fewer tokens than reserved
-    assert s.reserve("m", tokens=0, now=0.0) == 0.0
+    assert s.reserve("m", tokens=0, now=0.0) == pytest.approx(0.02)  # the request bucket: 3rd at 100/s
     assert s.reserve("m", tokens=50, now=0.0) == pytest.approx(2.0)
 
 

@@ -40,6 +40,7 @@ import contextlib
 import gzip
 import json
 import math
+import os
 import re
 import threading
 import time
@@ -96,6 +97,12 @@ class SourceStats:
     stamps: list[float] = field(default_factory=list)
     ok_stamps: list[float] = field(default_factory=list)
     """Monotonic times of 2xx answers (for achieved-rate measurements)."""
+    answered_stamps: list[float] = field(default_factory=list)
+    """Monotonic times of every answer that was not a 429 (a 404 for an unknown DOI is served too)."""
+    limited_stamps: list[float] = field(default_factory=list)
+    """Monotonic times of 429 answers."""
+    paths: Counter = field(default_factory=Counter)
+    """Requests per path and query, answered (not 429): a count above one is a request repeated."""
     last_headers: dict[str, str] = field(default_factory=dict)
     last_query: str = ""
 
@@ -362,23 +369,31 @@ class _QuietServer(ThreadingHTTPServer):
 class BibServer:
     """The running server; use as a context manager or call `stop()`."""
 
-    def __init__(self, pools: RecordPools | None = None, port: int = 0) -> None:
+    def __init__(self, pools: RecordPools | None = None, port: int = 0, host: str = "127.0.0.1",
+                 priority: int | None = None) -> None:  # fmt: skip
         self.pools = pools or RecordPools()
         self.router = Router(self.pools)
         self.faults: dict[str, deque[Fault]] = defaultdict(deque)
-        self.limits: dict[str, tuple[int, float]] = {}
+        self.limits: dict[str, tuple[int, float, bool]] = {}
+        self._buckets: dict[str, tuple[float, float]] = {}  # source -> (level, stamp) in bucket mode
         self.stats: dict[str, SourceStats] = defaultdict(SourceStats)
         self.extra_headers: dict[str, dict[str, str]] = defaultdict(dict)
         self._windows: dict[str, deque[float]] = defaultdict(deque)
         self._lock = threading.Lock()
-        self._httpd = _QuietServer(("127.0.0.1", port), self._handler_class())
+        self.host = host
+        self._httpd = _QuietServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._serve, args=(priority,), daemon=True)
         self._thread.start()
 
+    def _serve(self, priority: int | None) -> None:
+        if priority is not None:  # this thread's nice value; the handler threads it starts inherit it
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), priority)
+        self._httpd.serve_forever()
+
     def base_url(self, source: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{source}"
+        return f"http://{self.host}:{self.port}/{source}"
 
     def base_urls(self) -> dict[str, str]:
         return {s: self.base_url(s) for s in SOURCES}
@@ -387,13 +402,17 @@ class BibServer:
         with self._lock:
             self.faults[source].extend(faults)
 
-    def set_rate_limit(self, source: str, limit: int | None, window: float = 1.0) -> None:
+    def set_rate_limit(self, source: str, limit: int | None, window: float = 1.0, *, bucket: bool = False) -> None:
+        """At most `limit` requests per `window` seconds, 429 + Retry-After beyond: counted over a
+        sliding window, or (`bucket=True`) as a token bucket refilling at limit/window and holding
+        one window's worth, like the replay server's `--rpm` and most providers."""
         with self._lock:
             if limit is None:
                 self.limits.pop(source, None)
             else:
-                self.limits[source] = (limit, window)
+                self.limits[source] = (limit, window, bucket)
             self._windows[source].clear()
+            self._buckets[source] = (float(limit or 0), time.monotonic())
 
     def reset_stats(self) -> None:
         with self._lock:
@@ -420,8 +439,16 @@ class BibServer:
                 fault = self.faults[source].popleft()
                 st.faults[fault.kind] += 1
                 return fault, None
-            if source in self.limits:
-                limit, window = self.limits[source]
+            if source in self.limits and self.limits[source][2]:
+                limit, window, _ = self.limits[source]
+                level, stamp = self._buckets[source]
+                level = min(float(limit), level + (now - stamp) * limit / window)
+                if level < 1.0:
+                    self._buckets[source] = (level, now)
+                    return None, (1.0 - level) * window / limit
+                self._buckets[source] = (level - 1.0, now)
+            elif source in self.limits:
+                limit, window, _ = self.limits[source]
                 stamps = self._windows[source]
                 while stamps and stamps[0] <= now - window:
                     stamps.popleft()
@@ -441,9 +468,16 @@ class BibServer:
 
             def _send(self, reply: Reply, source: str, truncate: bool = False) -> None:
                 with server._lock:
-                    server.stats[source].statuses[reply.status] += 1
+                    st = server.stats[source]
+                    st.statuses[reply.status] += 1
+                    now = time.monotonic()
                     if 200 <= reply.status < 300:
-                        server.stats[source].ok_stamps.append(time.monotonic())
+                        st.ok_stamps.append(now)
+                    if reply.status == 429:
+                        st.limited_stamps.append(now)
+                    else:
+                        st.answered_stamps.append(now)
+                        st.paths[self.path] += 1
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
                 for k, v in {**server.extra_headers.get(source, {}), **reply.headers}.items():
@@ -493,11 +527,14 @@ class BibServer:
         return Handler
 
 
-def start_bib_server(port: int = 0) -> BibServer:
-    """Start a server (pools load in about a second). Its answers are the shared recordings:
+def start_bib_server(port: int = 0, host: str = "127.0.0.1", priority: int | None = None) -> BibServer:
+    """Start a server (pools load in about a second) on `host` (the bridge address to serve
+    network-namespace hosts). `priority`: the serving threads' nice value (root may go below 0: a
+    server standing for a provider on other machines answers, and counts, when requests arrive,
+    not when a loaded test machine gets round to it). Its answers are the shared recordings:
     skips the calling test (fails it in CI) when they are absent."""
     require_shared_data()
-    return BibServer(port=port)
+    return BibServer(port=port, host=host, priority=priority)
 
 
 def doi_path(doi: str) -> str:

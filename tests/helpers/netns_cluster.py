@@ -13,6 +13,12 @@ ports, so Ray's default ports never clash with other Rays on the machine. Each n
 CPU (the machine is small and shared). Token authentication is disabled: the network is private
 to this machine.
 
+Disks: all hosts share this machine's filesystem except `NetnsCluster.node_dir`, which each Ray
+node sees as its own folder (a bind mount in the node's mount namespace, like a separate
+machine's disk): a response cache placed there is per host, so a killed host's cache is gone for
+the others, as on a real cluster. CPUs: `head_cpus` and `worker_cpus` are Ray's logical CPUs
+(the head offers none by default, so workers land on the worker hosts).
+
 Teardown always runs (also after a failed setup or test): every process left in a namespace is
 killed, the veth host ends are deleted explicitly (they can outlive `ip netns del`), then the
 namespaces and the bridge.
@@ -70,6 +76,13 @@ class NetnsCluster:
     s3_endpoint: str = ""
     mlflow_url: str = ""
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="scrutineer-netns-")))
+    worker_cpus: int = 4
+
+    @property
+    def node_dir(self) -> Path:
+        """A folder each Ray node sees as its own (its `node-<role>` folder mounted here); the
+        driver and this process see the empty original."""
+        return self.work_dir / "node"
 
     @property
     def bridge_ip(self) -> str:
@@ -123,6 +136,23 @@ class NetnsCluster:
         pid = self.raylet_pid(self.nodes[role])
         os.kill(pid, signal.SIGKILL)
         return pid
+
+    def revive_dead_hosts(self, cpus: int | None = None) -> list[str]:
+        """Start Ray again on every worker host whose raylet is gone (a test killed it), so each
+        test finds both worker hosts; returns the roles restarted."""
+        dead = []
+        for role, node in self.nodes.items():
+            if role == "head":
+                continue
+            try:
+                self.raylet_pid(node)
+            except AssertionError:
+                dead.append(role)
+                _kill_all(self, node)  # what the killed raylet left behind (workers, agents)
+                _ray_start(self, node, self.env(), self.worker_cpus if cpus is None else cpus)
+        if dead:
+            wait_for_nodes(self, len(self.nodes))
+        return dead
 
     def node_ids(self) -> dict[str, str]:
         """Ray node id -> role, from the state API on the head's dashboard."""
@@ -184,9 +214,12 @@ def _add_node(cluster: NetnsCluster, role: str, host_octet: int, index: int) -> 
     return node
 
 
-def _ray_start(cluster: NetnsCluster, node: Node, env: dict[str, str]) -> None:
+def _ray_start(cluster: NetnsCluster, node: Node, env: dict[str, str], cpus: int) -> None:
     node.temp_dir.mkdir(parents=True, exist_ok=True)
-    common = [f"--node-ip-address={node.ip}", "--num-cpus=1", "--object-store-memory=200000000",
+    own = cluster.work_dir / f"node-{node.role}"
+    own.mkdir(exist_ok=True)
+    cluster.node_dir.mkdir(exist_ok=True)
+    common = [f"--node-ip-address={node.ip}", f"--num-cpus={cpus}", "--object-store-memory=200000000",
               f"--temp-dir={node.temp_dir}", "--disable-usage-stats"]  # fmt: skip
     if node.role == "head":
         args = ["--head", f"--port={GCS_PORT}", "--include-dashboard=true", f"--dashboard-host={node.ip}",
@@ -194,7 +227,11 @@ def _ray_start(cluster: NetnsCluster, node: Node, env: dict[str, str]) -> None:
     else:
         args = [f"--address={cluster.gcs_address}", *common]
     for attempt in range(2):
-        done = subprocess.run(node.exec("ray", "start", *args), env=env, capture_output=True, text=True, timeout=300)
+        # `ip netns exec` gives the command its own mount namespace: the bind mount is seen by this
+        # node's raylet and workers only (their own disk at node_dir), and vanishes with them.
+        argv = ["sh", "-c", 'mount --bind "$0" "$1" && shift && exec "$@"', str(own), str(cluster.node_dir),
+                "ray", "start", *args]  # fmt: skip
+        done = subprocess.run(node.exec(*argv), env=env, capture_output=True, text=True, timeout=300)
         if done.returncode == 0:
             return
         # `ray start` gives a raylet 30 s (fixed in Ray) to register with the GCS; on a loaded
@@ -294,16 +331,18 @@ def leftovers(cluster: NetnsCluster) -> list[str]:
 
 
 @contextlib.contextmanager
-def netns_cluster(workers: int = 2, start: bool = True) -> Iterator[NetnsCluster]:
+def netns_cluster(workers: int = 2, start: bool = True, *, head_cpus: int = 0,
+                  worker_cpus: int = 4) -> Iterator[NetnsCluster]:  # fmt: skip
     """A Ray head and `workers` worker hosts, each in its own namespace, plus moto S3 and MLflow
-    on the bridge (`start=False`: the network only). Raises NetnsUnavailable when this machine
-    cannot build namespaces."""
+    on the bridge (`start=False`: the network only). `head_cpus` / `worker_cpus`: logical CPUs
+    each offers (a worker actor takes `cpus_per_worker` of them). Raises NetnsUnavailable when
+    this machine cannot build namespaces."""
     reason = unavailable_reason()
     if reason:
         raise NetnsUnavailable(reason)
     suffix = secrets.token_hex(3)  # interface names must fit 15 characters: vh<6 hex><index>
     prefix = f"198.{random.choice((18, 19))}.{random.randrange(256)}"
-    cluster = NetnsCluster(suffix=suffix, prefix=prefix, bridge=f"br{suffix}")
+    cluster = NetnsCluster(suffix=suffix, prefix=prefix, bridge=f"br{suffix}", worker_cpus=worker_cpus)
     try:
         _ip("link", "add", "name", cluster.bridge, "type", "bridge")
         _ip("addr", "add", f"{cluster.bridge_ip}/24", "dev", cluster.bridge)
@@ -317,10 +356,10 @@ def netns_cluster(workers: int = 2, start: bool = True) -> Iterator[NetnsCluster
         _start_services(cluster)
         # Like cluster hosts with an instance role: S3 credentials and endpoint in every node's env.
         node_env = cluster.env()
-        _ray_start(cluster, cluster.head, node_env)
+        _ray_start(cluster, cluster.head, node_env, head_cpus)
         _wait_http(f"{cluster.dashboard_url}/api/version", 180, "Ray dashboard")
         for i in range(1, workers + 1):
-            _ray_start(cluster, cluster.nodes[f"w{i}"], node_env)
+            _ray_start(cluster, cluster.nodes[f"w{i}"], node_env, worker_cpus)
         wait_for_nodes(cluster, workers + 1)
         yield cluster
     finally:

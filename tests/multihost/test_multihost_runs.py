@@ -48,11 +48,11 @@ def _run_ids(cluster: NetnsCluster, bucket: str, prefix: str) -> list[str]:
                    if k["Key"].endswith("/manifest.json")})  # fmt: skip
 
 
-def _driver(cluster: NetnsCluster, config: Path, log: Path) -> subprocess.Popen:
+def _driver(cluster: NetnsCluster, config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     """`jobs/run_corpus.py` started inside the head's namespace, connected to the cluster's GCS."""
     return subprocess.Popen(
         cluster.head.exec("python", str(REPO_ROOT / "jobs" / "run_corpus.py"), "--config", str(config)),
-        cwd=config.parent, env=cluster.env(RAY_ADDRESS=cluster.gcs_address),
+        cwd=config.parent, env=cluster.env(RAY_ADDRESS=cluster.gcs_address, **(env or {})),
         stdout=log.open("w"), stderr=subprocess.STDOUT,
     )  # fmt: skip
 
@@ -69,6 +69,8 @@ def cluster(netns_ray, monkeypatch) -> NetnsCluster:
     """The session's cluster, with this process pointed at its S3 (to read stored outputs)."""
     for key, value in netns_ray.s3_env().items():
         monkeypatch.setenv(key, value)
+    if revived := netns_ray.revive_dead_hosts():  # an earlier test killed a host: both are needed
+        print(f"\nrestarted Ray on {revived}")
     return netns_ray
 
 
@@ -78,7 +80,7 @@ def test_a_job_submitted_to_the_head_shards_the_corpus_across_hosts(cluster: Net
     config = cluster.work_dir / "sharded.toml"
     config.write_text(
         f'storage = "s3://multihost/sharded"\ntracking_uri = "{cluster.mlflow_url}"\nsnapshot = "{SNAPSHOT}"\n'
-        f'workers = 2\nshard_size = 10\nbootstrap = 0\n[corpus]\npath = "{SAMPLE}"\n'
+        f'workers = 2\ncpus_per_worker = 3\nshard_size = 10\nbootstrap = 0\n[corpus]\npath = "{SAMPLE}"\n'
         f'[[systems]]\nname = "prescreen"\n'
         f'[[systems]]\nname = "field_match"\nargs = {{ sources = ["offline_index"], index_path = "{index}" }}\n'
     )
@@ -120,8 +122,11 @@ def _scripted_config(cluster: NetnsCluster, name: str, delay_s: float) -> Path:
 
 
 def _scores(store: Store, run_id: str) -> dict:
+    """The run's scores, without what measures the run rather than the answers: time, and cost
+    (a killed host's running shard is paid again: `cost_efficiency` moves, the scores do not)."""
     scores = store.read_json(run_id, "scores.json")
-    return {k: v for k, v in scores.items() if k != "run_id" and "elapsed" not in k and "seconds" not in k}
+    return {k: v for k, v in scores.items()
+            if k != "run_id" and "elapsed" not in k and "seconds" not in k and "cost" not in k}  # fmt: skip
 
 
 def test_a_worker_host_killed_mid_run_changes_no_output_and_no_score(cluster: NetnsCluster, tmp_path):
@@ -191,3 +196,89 @@ def test_teardown_removes_namespaces_and_veths_even_when_the_body_fails():
     cluster, server = seen[0]
     assert leftovers(cluster) == []
     assert server.wait(timeout=10) is not None  # processes left in a namespace are killed
+
+
+PAID_MODEL = "openai/replay-paid"
+PAID_ANSWER = '{"label": "VALID", "confidence": 0.8, "predicted_hallucination_type": null, "reason": "looks real"}'
+
+
+def _paid_config(cluster: NetnsCluster, name: str, api_base: str) -> Path:
+    """`llm_zero_shot` against the replay server, one request at a time per worker, each node's
+    response cache on its own disk (`node_dir`): a killed host's cache is lost with it."""
+    config = cluster.work_dir / f"{name}.toml"
+    config.write_text(
+        f'storage = "s3://multihost/{name}"\ntracking_uri = "none"\nsnapshot = "{SNAPSHOT}"\n'
+        f'workers = 2\nshard_size = 5\nbootstrap = 0\nmax_attempts = 3\n'
+        f'[corpus]\npath = "{SAMPLE}"\n'
+        f'[llm]\ncache_dir = "{cluster.node_dir / f"cache-{name}"}"\nconcurrency = 1\n'
+        f'[[systems]]\nname = "llm_zero_shot"\nargs = {{ model = "{PAID_MODEL}", api_base = "{api_base}/v1" }}\n'
+    )
+    return config
+
+
+def test_a_worker_host_killed_mid_run_pays_for_no_finished_answer_again(cluster: NetnsCluster, tmp_path):
+    """A paid system (a model behind the replay server): the kill costs only the answers of the
+    shard that was running on the killed host; every answer of a finished shard stays paid once."""
+    from clients.llm_request import messages_hash
+    from corpora import load_corpus
+    from storage.records import Item
+    from tests.helpers.replay_server import replay_server, reset_stats, server_stats, server_times
+    from verifiers.llm_zero_shot import build_messages
+
+    s3 = cluster.s3_client()
+    if "multihost" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+        s3.create_bucket(Bucket="multihost")
+    env = {"OPENAI_API_KEY": "sk-test"}
+    with replay_server("--default-content", PAID_ANSWER, "--latency", "0.4", host=cluster.bridge_ip) as url:
+        baseline_log = tmp_path / "paid-baseline.log"
+        baseline = _driver(cluster, _paid_config(cluster, "paid-baseline", url), baseline_log, env)
+        assert baseline.wait(timeout=600) == 0, baseline_log.read_text()[-4000:]
+        assert server_stats(url)["paid_twice"] == 0
+        reset_stats(url)
+
+        log = tmp_path / "paid-killed.log"
+        driver = _driver(cluster, _paid_config(cluster, "paid-killed", url), log, env)
+        store = Store("s3://multihost/paid-killed")
+        deadline, run_id = time.monotonic() + 600, None
+        while time.monotonic() < deadline and driver.poll() is None:
+            run_ids = _run_ids(cluster, "multihost", "paid-killed")
+            if run_ids and len(store.finished_shards(run_ids[0])) >= 2:
+                run_id = run_ids[0]
+                break
+            time.sleep(0.3)
+        assert run_id, "the run never finished two shards:\n" + log.read_text()[-4000:]
+
+        from ray.util.state import list_actors
+
+        nodes = cluster.node_ids()
+        busy = sorted({nodes[a.node_id] for a in list_actors(address=cluster.dashboard_url, limit=1000)
+                       if a.class_name == "ShardWorker" and a.state == "ALIVE"} - {"head"})  # fmt: skip
+        assert busy, "no worker actor on a worker host to kill"
+        finished_at_kill = store.finished_shards(run_id)
+        cluster.kill_raylet(busy[0])
+        print(f"\nkilled the raylet of {busy[0]} with {len(finished_at_kill)}/20 shards finished")
+        assert driver.wait(timeout=600) == 0, log.read_text()[-4000:]
+        stats, times = server_stats(url), server_times(url)
+
+    assert len(finished_at_kill) < 20, "the kill landed after the run had finished"
+    outputs = store.read_outputs(run_id)
+    ids = outputs.column("item_id").to_pylist()
+    assert len(ids) == len(set(ids)) == 100
+    baseline_id = _run_ids(cluster, "multihost", "paid-baseline")[0]
+    base_store = Store("s3://multihost/paid-baseline")
+    assert _scores(store, run_id) == _scores(base_store, baseline_id)
+    base_labels = dict(zip(*[base_store.read_outputs(baseline_id).column(c).to_pylist() for c in ("item_id", "label")], strict=True))
+    assert dict(zip(ids, outputs.column("label").to_pylist(), strict=True)) == base_labels
+
+    # What the provider billed: every prompt at least once; a prompt twice only if its shard was
+    # running on the killed host when it died, never one of a shard finished by then (each node's
+    # cache is its own disk: a finished shard's answers come from the run's storage, not a disk).
+    items = [Item.from_row(r) for r in load_corpus(str(SAMPLE)).items.to_pylist()]
+    item_of = {messages_hash(build_messages(item)): item.item_id for item in items}
+    twice = sorted(item_of[h] for h in times["paid_twice_prompts"])
+    shard_of = dict(zip(ids, outputs.column("shard_id").to_pylist(), strict=True))
+    repaid_shards = sorted({shard_of[i] for i in twice})
+    print(f"replay server after the kill: {stats}; paid twice: {twice} (shards {repaid_shards})")
+    assert stats["answered_prompts"] == 100
+    assert not set(repaid_shards) & finished_at_kill, f"answers of shards finished before the kill paid again: {twice}"
+    assert len(repaid_shards) <= 2 and len(twice) <= 2 * 5  # at most the killed host's running shards
