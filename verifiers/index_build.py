@@ -248,16 +248,29 @@ def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000,
                 batch = []
         if batch or preparer.count == 0:
             writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
-        stats = preparer.stats()
-        built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        described = sources() if callable(sources) else sources
-        writer.add_key_value_metadata({
-            BUILD_METADATA_KEY: json.dumps({"built_at": built, "sources": described or [], "records": stats.records,
-                                            "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
-                                            "evidence": evidence.summary()}),
-            EVIDENCE_METADATA_KEY: evidence.to_json()})  # fmt: skip
-    tmp.replace(out)
+    stats = preparer.stats()
+    built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    described = sources() if callable(sources) else sources
+    build = json.dumps({"built_at": built, "sources": described or [], "records": stats.records,
+                        "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
+                        "evidence": evidence.summary()})  # fmt: skip
+    _finish(tmp, out, {BUILD_METADATA_KEY: build, EVIDENCE_METADATA_KEY: evidence.to_json()})
     return stats
+
+
+def _finish(tmp: Path, out: Path, metadata: dict[str, str]) -> None:
+    """Copy `tmp` to `out` row group by row group with `metadata` in the Arrow schema, so a plain
+    `pq.read_table` (what `OfflineIndex.load` does) carries the evidence; the registries are
+    known only once every row was read, after the first writer fixed its schema."""
+    schema = INDEX_SCHEMA.with_metadata({**(INDEX_SCHEMA.metadata or {}), **metadata})
+    source = pq.ParquetFile(tmp)
+    with pq.ParquetWriter(out.with_suffix(out.suffix + ".tmp2"), schema, compression="zstd") as writer:
+        for group in range(source.num_row_groups):
+            writer.write_table(source.read_row_group(group).replace_schema_metadata(schema.metadata))
+        writer.add_key_value_metadata(metadata)  # also in the footer, where `pq.read_metadata` finds it
+    source.close()
+    out.with_suffix(out.suffix + ".tmp2").replace(out)
+    tmp.unlink()
 
 
 def _observed(rows: Iterable[Row], evidence: IndexEvidence) -> Iterator[Row]:

@@ -193,3 +193,76 @@ def test_evidence_verdicts_need_a_declaration() -> None:
     assert "Symposium on Made-Up Things" in evidence.unknown_venue("Symposium on Made-Up Things")
     restored = IndexEvidence.from_json(evidence.to_json())
     assert restored == evidence
+
+
+# -- the registries in field_match and doi_only ---------------------------------------------------
+
+def _run(spec_args: dict, items: list) -> dict:
+    import asyncio
+
+    from verifiers.registry import SystemSpec, build_system
+    from verifiers.system import RunContext
+
+    system = build_system(SystemSpec(spec_args.pop("system"), spec_args))
+    outputs = asyncio.run(system.run(items, RunContext(run_id="t", snapshot="2026-05-05")))
+    return {o.item_id: o for o in outputs}
+
+
+def _item(item_id: str, **fields: str):  # noqa: ANN202
+    from storage.records import Item
+
+    return Item(item_id, "citation", "test", "dev", {"bibtex_type": "inproceedings", "fields": fields})
+
+
+EVIDENCE_ITEMS = [
+    _item("real", title="Deep Things: A Study", author="Ada Lovelace", year="2019",
+          booktitle="Proceedings of the 33rd IEEE Conference on Things", doi="10.1109/CVPR.2019.1"),
+    _item("fake_prefix", title="Deep Things: A Study", author="Ada Lovelace", year="2019",
+          booktitle="IEEE Conference on Things", doi="10.99999/things.2019.1"),
+    _item("real_prefix_unknown_doi", title="Other Things", author="Bo Li", year="2019",
+          booktitle="IEEE Conference on Things", doi="10.1109/CVPR.2019.777"),
+    _item("fake_venue", title="Unseen Things", author="Bo Li", year="2021", booktitle="Symposium on Imaginary Things"),
+    _item("fake_arxiv", title="Unseen Things Again", author="Bo Li", year="2018", eprint="1804.99999",
+          archiveprefix="arXiv", journal="arXiv preprint"),
+]
+
+
+@pytest.fixture
+def evidence_indexes(crossref_dump: Path, tmp_path: Path) -> tuple[Path, Path]:
+    snapshot = tmp_path / "arxiv-metadata-oai-snapshot.json"
+    snapshot.write_text(json.dumps(arxiv_paper("1804.01234", "Learning Things")) + "\n", encoding="utf-8")
+    sources = [IndexSource("crossref", str(crossref_dump)), IndexSource("arxiv", str(snapshot))]
+    declared, undeclared = tmp_path / "declared.parquet", tmp_path / "undeclared.parquet"
+    build_index(sources, declared, covers=("doi_prefixes", "venues", "arxiv_ids"))
+    build_index(sources, undeclared)
+    return declared, undeclared
+
+
+def test_field_match_names_the_registry_that_refutes_an_entry(evidence_indexes: tuple[Path, Path]) -> None:
+    declared, undeclared = evidence_indexes
+    out = _run({"system": "field_match", "sources": ["offline_index"], "index_path": str(declared)}, EVIDENCE_ITEMS)
+    assert out["real"].label == "VALID"
+    assert out["fake_prefix"].label == "HALLUCINATED" and out["fake_prefix"].predicted_type == "fabricated_doi"
+    assert "doi prefix 10.99999 has no registrant in the index's sources" in out["fake_prefix"].reason
+    assert out["fake_prefix"].subtests["doi_resolves"] is False
+    assert out["real_prefix_unknown_doi"].label == "UNCERTAIN"  # a registered prefix: the DOI may exist
+    assert out["fake_venue"].label == "HALLUCINATED" and out["fake_venue"].predicted_type == "nonexistent_venue"
+    assert out["fake_venue"].detail["decision_path"] == "index_evidence"
+    assert out["fake_arxiv"].label == "HALLUCINATED" and "beyond month 1804" in out["fake_arxiv"].reason
+    assert out["fake_arxiv"].detail["index_evidence"]["covers"] == ["doi_prefixes", "venues", "arxiv_ids"]
+    plain = _run({"system": "field_match", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
+    assert {k: o.label for k, o in plain.items()} == {"real": "VALID", "fake_prefix": "VALID",  # same title+authors
+                                                      "real_prefix_unknown_doi": "UNCERTAIN", "fake_venue": "UNCERTAIN",
+                                                      "fake_arxiv": "UNCERTAIN"}
+
+
+def test_doi_only_calls_an_unregistered_prefix_fabricated_offline(evidence_indexes: tuple[Path, Path]) -> None:
+    declared, undeclared = evidence_indexes
+    out = _run({"system": "doi_only", "sources": ["offline_index"], "index_path": str(declared)}, EVIDENCE_ITEMS)
+    assert out["real"].label == "VALID"
+    assert out["fake_prefix"].label == "HALLUCINATED" and out["fake_prefix"].predicted_type == "fabricated_doi"
+    assert out["fake_prefix"].reason == ("DOI 10.99999/things.2019.1: doi prefix 10.99999 has no registrant "
+                                         "in the index's sources")
+    assert out["real_prefix_unknown_doi"].label == "UNCERTAIN"
+    plain = _run({"system": "doi_only", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
+    assert plain["fake_prefix"].label == "UNCERTAIN"
