@@ -131,10 +131,9 @@ class _RowPreparer:
         key = self.content_key(row)
         return None if key is None else _hash64(repr(key))
 
-    def _duplicate_of(self, row: dict[str, Any], doi_digest: int | None) -> tuple[str, int] | None:
+    def _duplicate_of(self, row: dict[str, Any], doi_digest: int | None, key: int | None) -> tuple[str, int] | None:
         if doi_digest is not None and doi_digest in self.by_doi:
             return "doi", self.by_doi[doi_digest]
-        key = self._digest(row)
         if key is not None and key in self.by_content:
             earlier = self.by_content[key]
             earlier_doi = self.earlier_doi.get(earlier)
@@ -148,7 +147,8 @@ class _RowPreparer:
                 row = {**row, "doi": canonical_doi(row.get("doi")), "arxiv_id": canonical_arxiv_id(row.get("arxiv_id")),
                        "title_norm": normalize_text(row.get("title"))}
                 doi_digest = _hash64(row["doi"]) if row["doi"] else None
-                duplicate = self._duplicate_of(row, doi_digest) if self.dedupe else None
+                key = self._digest(row) if self.dedupe else None
+                duplicate = self._duplicate_of(row, doi_digest, key) if self.dedupe else None
                 if duplicate is not None:
                     reason, earlier = duplicate
                     self.dropped += 1
@@ -163,7 +163,6 @@ class _RowPreparer:
                 if doi_digest is not None and self.dedupe:
                     self.by_doi[doi_digest] = self.count
                     self.earlier_doi[self.count] = doi_digest
-                key = self._digest(row) if self.dedupe else None
                 if key is not None:
                     self.by_content.setdefault(key, self.count)
                 origin = row.get("origin") or ""

@@ -96,15 +96,21 @@ class IndexEvidence:
     covers: tuple[str, ...] = ()
     last_month: int = 0
     """The latest arXiv month (yyyymm) seen: later months are unknown, not fabricated."""
+    _seen_venues: set[str] = field(default_factory=set, repr=False, compare=False)
 
     # -- building -------------------------------------------------------------------------------
     def observe(self, row: dict[str, Any]) -> None:
-        """Add one dump record (an index row, before or after preparation)."""
-        prefix = doi_prefix(row.get("doi"))
+        """Add one dump record (an index row: its DOI already canonical, `10.NNNN/...`)."""
+        doi = row.get("doi")
+        prefix = doi.split("/", 1)[0] if doi and doi.startswith("10.") else doi_prefix(doi)
         if prefix:
             self.doi_prefixes.add(prefix)
         for venue in (row.get("venue"), row.get("venue_short")):
-            if venue:
+            if venue and venue not in self._seen_venues:
+                # dumps repeat a few thousand venue strings millions of times: normalise each once
+                if len(self._seen_venues) > 500_000:
+                    self._seen_venues.clear()
+                self._seen_venues.add(venue)
                 self.venues |= venue_name_keys(venue)
         arxiv = canonical_arxiv_id(row.get("arxiv_id"))
         if arxiv:

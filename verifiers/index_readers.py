@@ -66,9 +66,22 @@ def read_dblp_xml(path: Path) -> Iterator[Row]:
     """DBLP XML dump records (article, inproceedings, ...); `www` person pages are skipped."""
     from lxml import etree
 
-    dtd = path.with_name("dblp.dtd").exists()  # libxml2 reads `dblp.xml.gz` itself, streaming
-    context = etree.iterparse(str(path), events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
+    dtd = path.with_name("dblp.dtd").exists()
+    # `dblp.xml.gz` as dblp.org serves it is decompressed here, streaming; the file object's name
+    # (the .gz path) is the base the DOCTYPE's relative "dblp.dtd" resolves against
+    source = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else str(path)  # noqa: SIM115
+    context = etree.iterparse(source, events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
                               resolve_entities=dtd, huge_tree=True, recover=not dtd)
+    try:
+        yield from _dblp_records(context, path)
+    finally:
+        if not isinstance(source, str):
+            source.close()
+
+
+def _dblp_records(context: Any, path: Path) -> Iterator[Row]:
+    from lxml import etree
+
     for _, element in context:
         if element.tag != "www":
             text = {c.tag: "".join(c.itertext()) for c in element if isinstance(c.tag, str) and c.tag != "author"}
