@@ -10,8 +10,8 @@ JSON line per merged record naming the record it was merged into. Blocking struc
 (`offline_index.py`): they are cheap to rebuild and keep the file format simple.
 
 Memory is bounded by the dedupe state, not by the dump: rows are read one at a time and written in
-batches of `batch_rows`; what grows is one 8-byte DOI digest and one 8-byte content digest per
-record kept (numbers, not strings; `bench/bench_index_formats.py` measures it).
+batches of `batch_rows`; what grows is two dict entries of Python ints per record kept, a DOI
+digest and a content digest (~230 bytes; `bench/bench_index_formats.py` measures it).
 
 The same pass collects the index's evidence registries (`index_evidence.IndexEvidence`: DOI
 prefixes, venue names, arXiv id ranges) and the provenance of every dump: its files' SHA-256,
@@ -81,6 +81,10 @@ def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
+def _low32(digest: int) -> int:
+    return (digest & 0xFFFFFFFF) or 1  # never 0, which means "no DOI"
+
+
 @dataclass
 class SourceTally:
     """What was read from one dump: records (before merging) and its latest record date."""
@@ -107,12 +111,13 @@ class _RowPreparer:
 
     def __init__(self, dedupe_doi: bool = True, merged_path: str | Path | None = None) -> None:
         self.dedupe = dedupe_doi
-        # 8-byte digests as ints, not strings: 7 M DBLP records cost ~0.5 GB of dicts, not several
+        # digests as ints, not strings: DOI digest -> record id; content digest -> record id << 32 |
+        # the low 32 bits of that record's DOI digest (0: none), so one dict entry answers "same
+        # work?" and "but another DOI?" (two dicts of ints, ~230 bytes per record kept)
         self.by_doi: dict[int, int] = {}
         self.by_content: dict[int, int] = {}
         self.per_origin: dict[str, int] = {}
         self.merged: dict[str, int] = {}
-        self.earlier_doi: dict[int, int] = {}  # record id -> its DOI's digest, only for records with a DOI
         self.count = self.dropped = 0
         self.merged_file = open(merged_path, "w", encoding="utf-8") if merged_path else None  # noqa: SIM115
 
@@ -135,9 +140,9 @@ class _RowPreparer:
         if doi_digest is not None and doi_digest in self.by_doi:
             return "doi", self.by_doi[doi_digest]
         if key is not None and key in self.by_content:
-            earlier = self.by_content[key]
-            earlier_doi = self.earlier_doi.get(earlier)
-            if not (doi_digest is not None and earlier_doi is not None and earlier_doi != doi_digest):
+            packed = self.by_content[key]
+            earlier, earlier_doi = packed >> 32, packed & 0xFFFFFFFF
+            if not (doi_digest is not None and earlier_doi and earlier_doi != _low32(doi_digest)):
                 return "title_year_first_author", earlier  # two different DOIs are two works
         return None
 
@@ -162,9 +167,8 @@ class _RowPreparer:
                 row["record_id"] = self.count
                 if doi_digest is not None and self.dedupe:
                     self.by_doi[doi_digest] = self.count
-                    self.earlier_doi[self.count] = doi_digest
-                if key is not None:
-                    self.by_content.setdefault(key, self.count)
+                if key is not None and key not in self.by_content:
+                    self.by_content[key] = self.count << 32 | (_low32(doi_digest) if doi_digest is not None else 0)
                 origin = row.get("origin") or ""
                 self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
                 self.count += 1

@@ -266,3 +266,17 @@ def test_doi_only_calls_an_unregistered_prefix_fabricated_offline(evidence_index
     assert out["real_prefix_unknown_doi"].label == "UNCERTAIN"
     plain = _run({"system": "doi_only", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
     assert plain["fake_prefix"].label == "UNCERTAIN"
+
+
+def test_dblp_gzip_dump_streams_with_its_dtd(tmp_path: Path) -> None:
+    """dblp.org serves `dblp.xml.gz` beside `dblp.dtd`; entities resolve through the compressed file."""
+    (tmp_path / "dblp.dtd").write_text('<!ELEMENT dblp ANY>\n<!ENTITY ouml "&#246;">\n', encoding="utf-8")
+    with gzip.open(tmp_path / "dblp.xml.gz", "wt", encoding="ISO-8859-1") as f:
+        f.write('<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n<dblp>\n'
+                '<article key="journals/x/M1" mdate="2024-11-02"><author>J&ouml;rg M&ouml;ller 0002</author>'
+                "<title>Gzipped Things.</title><year>2021</year><journal>J. Things</journal>"
+                "<ee>https://doi.org/10.1000/T.1</ee></article>\n</dblp>\n")
+    assert sniff_format(tmp_path / "dblp.xml.gz") == "dblp"
+    (row,) = read_source("dblp", tmp_path / "dblp.xml.gz")
+    assert row["authors"] == [{"family": "Möller", "given": "Jörg"}] and row["title"] == "Gzipped Things"
+    assert row["doi"] == "10.1000/t.1" and row["updated"] == "2024-11-02"
