@@ -280,3 +280,17 @@ def test_dblp_gzip_dump_streams_with_its_dtd(tmp_path: Path) -> None:
     (row,) = read_source("dblp", tmp_path / "dblp.xml.gz")
     assert row["authors"] == [{"family": "Möller", "given": "Jörg"}] and row["title"] == "Gzipped Things"
     assert row["doi"] == "10.1000/t.1" and row["updated"] == "2024-11-02"
+
+
+def test_dedupe_keeps_two_dois_of_one_title_and_merges_a_doi_less_repeat(tmp_path: Path) -> None:
+    from verifiers.index_build import write_index
+
+    def row(key: str, doi: str | None) -> dict:
+        return {"origin": "t", "key": key, "title": "Same Title Here", "authors": [{"family": "Lovelace", "given": "A"}],
+                "year": 2020, "venue": "V", "doi": doi, "arxiv_id": None, "type": "article", "file": None}
+
+    stats = write_index([row("a", "10.1000/one"), row("b", "10.1000/two"), row("c", None), row("d", "10.1000/ONE")],
+                        tmp_path / "i.parquet", merged_path=tmp_path / "merged.jsonl")
+    assert stats.records == 2 and stats.merged_by_reason == {"title_year_first_author": 1, "doi": 1}
+    merged = [json.loads(line) for line in (tmp_path / "merged.jsonl").read_text().splitlines()]
+    assert [(m["key"], m["merged_into"]) for m in merged] == [("c", 0), ("d", 0)]
