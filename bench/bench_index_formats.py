@@ -213,6 +213,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=FORMATS)
     parser.add_argument("--keep", metavar="DIR", help="write the dumps under DIR and keep them")
+    parser.add_argument("--skip-read", action="store_true", help="build only (no separate reader-only pass)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -229,7 +230,7 @@ def main() -> int:
                 start = time.perf_counter()
                 dump = write_dump(fmt, size, root)
                 generate_s = time.perf_counter() - start
-                read = _run_child("read", fmt, dump, root / "unused.parquet")
+                read = {} if args.skip_read else _run_child("read", fmt, dump, root / "unused.parquet")
                 build = _run_child("build", fmt, dump, root / "index.parquet")
                 row = {"format": fmt, "records": size, "dump_mb": round(_size(dump) / 2**20, 1),
                        "generate_s": round(generate_s, 1), "read": read, "build": build}
