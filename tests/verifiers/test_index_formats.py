@@ -294,3 +294,23 @@ def test_dedupe_keeps_two_dois_of_one_title_and_merges_a_doi_less_repeat(tmp_pat
     assert stats.records == 2 and stats.merged_by_reason == {"title_year_first_author": 1, "doi": 1}
     merged = [json.loads(line) for line in (tmp_path / "merged.jsonl").read_text().splitlines()]
     assert [(m["key"], m["merged_into"]) for m in merged] == [("c", 0), ("d", 0)]
+
+
+@pytest.mark.requires_shared_data
+def test_recorded_crossref_works_read_the_same_from_a_data_file_part(tmp_path: Path) -> None:
+    """RefChecker's recorded Crossref works (real REST-API objects), written one per line as a
+    data-file part, give the rows the single-response reader gives."""
+    from tests.verifiers.conftest import CROSSREF_CACHE
+
+    singles = [p for p in sorted(CROSSREF_CACHE.glob("*.json"))
+               if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)]
+    assert len(singles) >= 10
+    part = write_jsonl_gz(tmp_path / "0.jsonl.gz", [json.loads(p.read_text(encoding="utf-8")) for p in singles])
+    streamed = list(read_source("crossref", part))
+    one_by_one = [r for p in singles for r in read_source("crossref", p)]
+
+    def strip(row: dict) -> dict:
+        return {k: v for k, v in row.items() if k != "file"}
+
+    assert [strip(r) for r in streamed] == [strip(r) for r in one_by_one] and len(streamed) == len(singles)
+    assert all(r["updated"] for r in streamed)  # every real work carries its `indexed` date
