@@ -19,6 +19,28 @@ fabricated, which the FPR shows.
 Prints one JSON line per (index, declaration, system): DR and FPR (UNCERTAIN counted as not
 flagged, HALLMARK's convention), decided fraction, detections of fabricated_doi and
 nonexistent_venue entries, and the items whose label changed against the undeclared index.
+
+Measured 2026-12-01 (dev_public: 606 HALLUCINATED incl. 39 fabricated_doi and 39
+nonexistent_venue, 513 VALID; DR / FPR, UNCERTAIN counted as not flagged):
+
+| index (records) | declared | field_match | field_match closed | doi_only |
+|---|---|---|---|---|
+| real (2,852) | none | 0.064 / 0.002 | 1.000 / 1.000 | 0.003 / 0.000 |
+| real | doi_prefixes | 0.129 / 0.002 (+39 fabricated_doi) | = | 0.069 / 0.000 (+39) |
+| real | venues | 0.139 / 0.002 (+39 nonexistent_venue) | = | = |
+| real | arxiv_ids | 0.238 / 0.191 (96 VALID flagged) | = | 0.007 / 0.004 |
+| real | all | 0.328 / 0.191 | = | 0.073 / 0.004 |
+| real+dev (3,358) | none | 0.579 / 0.000 | 0.932 / 0.000 | 0.045 / 0.000 |
+| real+dev | doi_prefixes | 0.635 / 0.000 (fabricated_doi 5 -> 39/39) | 0.957 / 0.000 | 0.111 / 0.000 |
+| real+dev | venues | 0.607 / 0.000 (nonexistent_venue 26 -> 39/39) | 0.947 / 0.000 | = |
+| real+dev | all | 0.670 / 0.000 | 0.972 / 0.000 | 0.111 / 0.000 |
+
+The DOI-prefix and venue registries catch every fabricated_doi and nonexistent_venue entry with
+no new false positive, even from the small `real` index (dev_public's real DOIs use prefixes
+the recorded Crossref works carry; its real venues are in the alias table or the dumps). The
+arXiv ranges of an index without arXiv's snapshot are wrong (a month's highest id seen in a few
+thousand records is far below the real one): declared, they flag 96 real papers. Declare
+`arxiv_ids` only for an index built from the snapshot.
 """
 
 from __future__ import annotations
