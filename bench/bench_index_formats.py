@@ -31,11 +31,13 @@ registries + Parquet + SHA-256, one process:
 | dblp (`dblp.xml.gz` + dtd) | 1,000,000 | 92 | 324 | 165 | 758 |
 | arxiv (snapshot JSON lines) | 1,000,000 | 548 | 380 | 91 | 727 |
 | acl_anthology (50 collection XMLs) | 1,000,000 | 421 | 454 | 117 | 737 |
-| crossref | 200,000 | 25 | 464 | n/a | 552 |
+| crossref | 200,000 | 25 | 464 | n/a (*) | 552 (*) |
 | openalex (`updated_date=*/part_*.gz`) | 200,000 | 28 | 294 | 29 | 539 |
 | arxiv | 200,000 | 110 | 554 | 22 | 501 |
 | dblp | 200,000 | 18 | 723 | 40 | 528 |
 | acl_anthology | 200,000 | 84 | 120 | 23 | 552 |
+
+(*) run before the dedupe state went from three dicts to two and CPU seconds were recorded.
 
 Reader alone at 200,000 records: peak RSS 75 MB (Crossref, OpenAlex, arXiv), 80 MB (DBLP), 84 MB
 (ACL): the interpreter and its imports, flat in the dump's size. Build memory: ~500 MB at the
