@@ -31,8 +31,9 @@ registries + Parquet + SHA-256, one process:
 | dblp (`dblp.xml.gz` + dtd) | 1,000,000 | 92 | 324 | 165 | 758 |
 | arxiv (snapshot JSON lines) | 1,000,000 | 548 | 380 | 91 | 727 |
 | acl_anthology (50 collection XMLs) | 1,000,000 | 421 | 454 | 117 | 737 |
+| openalex (`updated_date=*/part_*.gz`) | 1,000,000 | 139 | 182 | 148 | 761 |
 | crossref | 200,000 | 25 | 464 | n/a (*) | 552 (*) |
-| openalex (`updated_date=*/part_*.gz`) | 200,000 | 28 | 294 | 29 | 539 |
+| openalex | 200,000 | 28 | 294 | 29 | 539 |
 | arxiv | 200,000 | 110 | 554 | 22 | 501 |
 | dblp | 200,000 | 18 | 723 | 40 | 528 |
 | acl_anthology | 200,000 | 84 | 120 | 23 | 552 |
