@@ -11,9 +11,14 @@ Decision per entry, over the configured sources:
 * no source has it, and an *authoritative* source (default: doi_org, the DOI registry itself)
   answered a definite "not there" -> HALLUCINATED (fabricated_doi). With `closed_world=True` every
   source's "not there" counts (an index declared complete for the corpus, e.g. an experiment);
+* no source has it, and an offline index among the sources declares its DOI prefix registry
+  complete (`verifiers.citations.index_evidence`, e.g. built from Crossref's whole data file) while the
+  DOI's prefix is not in it -> HALLUCINATED (fabricated_doi, "doi prefix 10.9999 has no registrant
+  in the index's sources"); likewise a 10.48550 arXiv DOI beyond its month's id range when the
+  index declares arXiv's ranges;
 * otherwise UNCERTAIN: an outage, 429 or 5xx never becomes HALLUCINATED (HALLMARK's own baseline
   reads a failed resolution as fabrication); when a source failed, the reason names it and
-  `detail["outage_sources"]` lists it (`verifiers.source_set.no_evidence`).
+  `detail["outage_sources"]` lists it (`verifiers.citations.source_set.no_evidence`).
 
 An authoritative "not there" stays decisive even when another source failed: the DOI registry is
 the authority on whether a DOI exists.
@@ -29,13 +34,14 @@ from clients.source import BibSource
 from corpora.citations.normalization import canonical_doi, normalize_text, title_similarity
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
+from verifiers.citations.index_evidence import sources_evidence
 from verifiers.citations.source_set import CountedSource, bind_sources, no_evidence, resolve_sources
 from verifiers.registry import system
 from verifiers.system import RunContext
 
 #: P(label correct) per decision path: a resolving DOI says nothing about the other fields.
 CONFIDENCE = {"resolved": 0.70, "absent": 0.90, "malformed": 0.80, "no_doi": 0.50, "no_evidence": 0.50,
-              "other_work": 0.80}
+              "other_work": 0.80, "unregistered": 0.85}
 
 
 class DoiOnlyVerifier:
@@ -83,6 +89,12 @@ class DoiOnlyVerifier:
         if found:
             return Output(item.item_id, "VALID", CONFIDENCE["resolved"], f"DOI {doi} resolves at {found[0].source}",
                           subtests={"doi_resolves": True}, **common)
+        registries = sources_evidence(self.sources)
+        unregistered = registries.unregistered_doi(doi) if registries is not None else None
+        if unregistered:
+            common["detail"]["index_evidence"] = registries.summary() if registries is not None else None
+            return Output(item.item_id, "HALLUCINATED", CONFIDENCE["unregistered"], f"DOI {doi}: {unregistered}",
+                          predicted_type="fabricated_doi", subtests={"doi_resolves": False}, **common)
         errors = [lk for lk in lookups if lk.status == "error"]
         decisive = [lk for lk in lookups if lk.status == "absent" and (self.closed_world or lk.source in self.authoritative)]
         if decisive:

@@ -17,8 +17,15 @@ Absence is evidence only when it is consensus among at least `absence_quorum` so
 answered (an error is no answer) — or when the source set is declared `closed_world` (an index
 known to contain every real work of the corpus; an experiment, never a default). So "absent from
 one database" alone gives UNCERTAIN, and an outage gives UNCERTAIN with its reason and
-`detail["outage_sources"]` (`verifiers.source_set.no_evidence`) whenever it leaves the entry
+`detail["outage_sources"]` (`verifiers.citations.source_set.no_evidence`) whenever it leaves the entry
 undecided; a match or a finding from the sources that did answer still decides.
+
+An offline index that declares evidence registries complete (`verifiers.citations.index_evidence`: DOI
+prefixes, venue names, arXiv id ranges, built from the same dumps) adds findings of its own,
+decided on the path `index_evidence`: a DOI whose prefix no registrant in the dumps owns
+(fabricated_doi), a venue no dump knows (nonexistent_venue, unless a matched record's venue
+agrees with it), an arXiv id beyond its month's range (plausible_fabrication). Each names its
+reason; an index without the declaration never gives one.
 
 `local_rules` runs HALLMARK's pre-screening checks first (future year, placeholder authors,
 malformed DOI); turn them off for inputs that carry family names only (CiteIntegrity's structured
@@ -50,6 +57,7 @@ from corpora.citations.normalization import (
 )
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
+from verifiers.citations.index_evidence import IndexEvidence, sources_evidence
 from verifiers.citations.prescreen import check_authors, check_doi, check_required_fields, check_year
 from verifiers.citations.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
 from verifiers.registry import system
@@ -63,6 +71,7 @@ CONFIDENCE: dict[str, float] = {
     "valid_multi": 0.95,  # ... in two or more sources
     "local_rule": 0.85,  # future year, placeholder authors, malformed DOI
     "doi_nonexistent": 0.90,
+    "index_evidence": 0.85,  # the index's registries: unregistered DOI prefix, unknown venue, impossible arXiv id
     "contradiction": 0.80,  # a matched record contradicts the entry
     "near_miss": 0.70,
     "absence_consensus": 0.75,
@@ -269,6 +278,12 @@ class FieldMatchVerifier:
             overruled = [f for f in findings if f.path == "local_rule" and f.type == "placeholder_authors"]
             findings = [f for f in findings if f not in overruled]
         findings.extend(more)
+        evidence_registries = sources_evidence(self.sources)
+        if evidence_registries is not None:
+            from_registries = _registry_findings(cited, views, evidence_registries)
+            if any(f.type == "fabricated_doi" for f in from_registries):
+                subtests["doi_resolves"] = False
+            findings.extend(f for f in from_registries if (f.type, f.reason) not in {(g.type, g.reason) for g in findings})
         subtests["fields_complete"] = missing is None and not any(f.type == "future_date" for f in findings)
         label, path, reason = self._decide(findings, evidence)
         found_types = [f.type for f in findings]
@@ -283,6 +298,7 @@ class FieldMatchVerifier:
                                      "lookups": [lk.summary() for lk in v.lookups]} for v in views},
                 "missing_fields": missing.reason if missing else None,
                 "overruled_local_rules": [f.reason for f in overruled],
+                "index_evidence": evidence_registries.summary() if evidence_registries is not None else None,
             },
             "api_sources_queried": [c.name for c in counted],
             "api_calls": sum(c.calls for c in counted),
@@ -357,9 +373,10 @@ class FieldMatchVerifier:
     def _decide(self, findings: list[Finding], evidence: dict[str, Any]) -> tuple[str, str, str]:
         usable = findings
         if self.aggregation == "consensus":
-            usable = [f for f in findings if f.path in ("absence_consensus", "local_rule", "doi_nonexistent")]
+            usable = [f for f in findings if f.path in ("absence_consensus", "local_rule", "doi_nonexistent",
+                                                        "index_evidence")]
         if usable:
-            order = ["local_rule", "doi_nonexistent", "contradiction", "near_miss", "absence_consensus", "absence_any"]
+            order = ["local_rule", "doi_nonexistent", "index_evidence", "contradiction", "near_miss", "absence_consensus", "absence_any"]
             top = min(usable, key=lambda f: order.index(f.path))
             return "HALLUCINATED", top.path, "; ".join(f.reason for f in usable)
         if evidence["found"]:
@@ -375,6 +392,25 @@ class FieldMatchVerifier:
         year = self.reference_year or int(ctx.snapshot[:4])
         limit = asyncio.Semaphore(self.max_concurrency)
         return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
+
+
+def _registry_findings(cited: CitationFields, views: list[SourceView], evidence: IndexEvidence) -> list[Finding]:
+    """What the index's declared registries say about the cited DOI, arXiv id and venue; a DOI or
+    arXiv id some source found, or a venue a matched record shares, is never contradicted."""
+    findings = []
+    doi_found = any(v.doi_record is not None for v in views)
+    reason = None if doi_found or not cited.doi else evidence.unregistered_doi(cited.doi)
+    if reason:
+        findings.append(Finding("fabricated_doi", reason, "index_evidence"))
+    arxiv_found = any(lk.kind == "arxiv" and lk.status == "found" for v in views for lk in v.lookups)
+    reason = None if arxiv_found or not cited.arxiv_id else evidence.impossible_arxiv_id(cited.arxiv_id)
+    if reason:
+        findings.append(Finding("plausible_fabrication", reason, "index_evidence"))
+    matched = [r for v in views for r in (v.match, v.doi_record) if r is not None]
+    reason = evidence.unknown_venue(cited.venue)
+    if reason and not any(venues_agree(cited.venue, r.venue) for r in matched):
+        findings.append(Finding("nonexistent_venue", reason, "index_evidence"))
+    return findings
 
 
 def _only_deletions(cited: list[str], record: list[str]) -> bool:

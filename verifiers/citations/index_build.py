@@ -8,6 +8,16 @@ author's family name (`reason "title_year_first_author"`). The first record wins
 trusted dump first); `BuildStats.merged_by_reason` counts the merges, and `merged_path` writes one
 JSON line per merged record naming the record it was merged into. Blocking structures are built at load time
 (`offline_index.py`): they are cheap to rebuild and keep the file format simple.
+
+Memory is bounded by the dedupe state, not by the dump: rows are read one at a time and written in
+batches of `batch_rows`; what grows is two dict entries of Python ints per record kept, a DOI
+digest and a content digest (~230 bytes; `bench/bench_index_formats.py` measures it).
+
+The same pass collects the index's evidence registries (`index_evidence.IndexEvidence`: DOI
+prefixes, venue names, arXiv id ranges) and the provenance of every dump: its files' SHA-256,
+size, the records read from it and its date (the latest record modification date the dump
+carries, Crossref `indexed`, OpenAlex `updated_date`, arXiv `update_date`, DBLP `mdate`; else
+the file's modification time). Both go into the Parquet footer.
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +35,8 @@ import pyarrow.parquet as pq
 
 from corpora.citations.normalization import normalize_text
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
-from verifiers.citations.index_readers import Row, read_source
+from verifiers.citations.index_evidence import EVIDENCE_METADATA_KEY, KINDS, IndexEvidence
+from verifiers.citations.index_readers import Row, dump_files, read_source
 
 INDEX_SCHEMA = pa.schema(
     [
@@ -51,7 +62,7 @@ class IndexSource:
     """One dump to index."""
 
     format: str
-    """dblp | crossref | openalex | acl_anthology | bibtex | hallmark"""
+    """dblp | crossref | openalex | arxiv | acl_anthology | bibtex | hallmark | references"""
     path: str
     options: tuple[tuple[str, Any], ...] = ()
     """Reader keyword options, e.g. (("labels", ("VALID",)),) for HALLMARK."""
@@ -66,9 +77,32 @@ class BuildStats:
     """How many records were merged into an earlier one, by why ("doi", "title_year_first_author")."""
 
 
-def iter_rows(sources: Sequence[IndexSource]) -> Iterable[Row]:
-    for source in sources:
-        yield from read_source(source.format, Path(source.path), **dict(source.options))
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def _low32(digest: int) -> int:
+    return (digest & 0xFFFFFFFF) or 1  # never 0, which means "no DOI"
+
+
+@dataclass
+class SourceTally:
+    """What was read from one dump: records (before merging) and its latest record date."""
+
+    records: int = 0
+    latest: str | None = None
+
+
+def iter_rows(sources: Sequence[IndexSource], tallies: list[SourceTally] | None = None) -> Iterator[Row]:
+    """Every dump's rows in order; `tallies` (one per source) get each dump's count and date."""
+    for i, source in enumerate(sources):
+        tally = tallies[i] if tallies is not None else SourceTally()
+        for row in read_source(source.format, Path(source.path), **dict(source.options)):
+            tally.records += 1
+            updated = row.get("updated")
+            if updated and (tally.latest is None or str(updated) > tally.latest):
+                tally.latest = str(updated)
+            yield row
 
 
 class _RowPreparer:
@@ -77,11 +111,13 @@ class _RowPreparer:
 
     def __init__(self, dedupe_doi: bool = True, merged_path: str | Path | None = None) -> None:
         self.dedupe = dedupe_doi
-        self.by_doi: dict[str, int] = {}
-        self.by_content: dict[bytes, int] = {}  # 16-byte digests: millions of dump records stay small
+        # digests as ints, not strings: DOI digest -> record id; content digest -> record id << 32 |
+        # the low 32 bits of that record's DOI digest (0: none), so one dict entry answers "same
+        # work?" and "but another DOI?" (two dicts of ints, ~230 bytes per record kept)
+        self.by_doi: dict[int, int] = {}
+        self.by_content: dict[int, int] = {}
         self.per_origin: dict[str, int] = {}
         self.merged: dict[str, int] = {}
-        self.earlier_doi: dict[int, str | None] = {}
         self.count = self.dropped = 0
         self.merged_file = open(merged_path, "w", encoding="utf-8") if merged_path else None  # noqa: SIM115
 
@@ -96,18 +132,17 @@ class _RowPreparer:
             return None
         return title, row.get("year"), first
 
-    def _digest(self, row: dict[str, Any]) -> bytes | None:
+    def _digest(self, row: dict[str, Any]) -> int | None:
         key = self.content_key(row)
-        return None if key is None else hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+        return None if key is None else _hash64(repr(key))
 
-    def _duplicate_of(self, row: dict[str, Any]) -> tuple[str, int] | None:
-        doi = row.get("doi")
-        if doi and doi in self.by_doi:
-            return "doi", self.by_doi[doi]
-        key = self._digest(row)
+    def _duplicate_of(self, row: dict[str, Any], doi_digest: int | None, key: int | None) -> tuple[str, int] | None:
+        if doi_digest is not None and doi_digest in self.by_doi:
+            return "doi", self.by_doi[doi_digest]
         if key is not None and key in self.by_content:
-            earlier = self.by_content[key]
-            if not (doi and self.earlier_doi.get(earlier) and self.earlier_doi[earlier] != doi):
+            packed = self.by_content[key]
+            earlier, earlier_doi = packed >> 32, packed & 0xFFFFFFFF
+            if not (doi_digest is not None and earlier_doi and earlier_doi != _low32(doi_digest)):
                 return "title_year_first_author", earlier  # two different DOIs are two works
         return None
 
@@ -116,7 +151,9 @@ class _RowPreparer:
             for row in rows:
                 row = {**row, "doi": canonical_doi(row.get("doi")), "arxiv_id": canonical_arxiv_id(row.get("arxiv_id")),
                        "title_norm": normalize_text(row.get("title"))}
-                duplicate = self._duplicate_of(row) if self.dedupe else None
+                doi_digest = _hash64(row["doi"]) if row["doi"] else None
+                key = self._digest(row) if self.dedupe else None
+                duplicate = self._duplicate_of(row, doi_digest, key) if self.dedupe else None
                 if duplicate is not None:
                     reason, earlier = duplicate
                     self.dropped += 1
@@ -128,12 +165,10 @@ class _RowPreparer:
                                                            "year": row.get("year"), "file": row.get("file")}) + "\n")
                     continue
                 row["record_id"] = self.count
-                if row["doi"]:
-                    self.by_doi[row["doi"]] = self.count
-                key = self._digest(row)
-                if key is not None:
-                    self.by_content.setdefault(key, self.count)
-                self.earlier_doi[self.count] = row["doi"]
+                if doi_digest is not None and self.dedupe:
+                    self.by_doi[doi_digest] = self.count
+                if key is not None and key not in self.by_content:
+                    self.by_content[key] = self.count << 32 | (_low32(doi_digest) if doi_digest is not None else 0)
                 origin = row.get("origin") or ""
                 self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
                 self.count += 1
@@ -149,54 +184,121 @@ class _RowPreparer:
 BUILD_METADATA_KEY = "scrutineer_build"
 
 
-def describe_sources(sources: Sequence[IndexSource]) -> list[dict[str, Any]]:
-    """What an index was built from: each dump's format, file name, size and modification date
-    (a dump's date, as far as the file can tell), for the index's provenance."""
+def _sha256(files: Sequence[Path]) -> str:
+    """SHA-256 of one file, or of a folder's parts (each part's name and digest, in order)."""
+    if len(files) == 1:
+        return _file_sha256(files[0])
+    combined = hashlib.sha256()
+    for file in files:
+        combined.update(f"{file.name}\0{_file_sha256(file)}\n".encode())
+    return combined.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_sources(sources: Sequence[IndexSource], tallies: Sequence[SourceTally] | None = None,
+                     hash_files: bool = True) -> list[dict[str, Any]]:
+    """What an index was built from: each dump's format, name, parts, bytes, SHA-256 (of the file,
+    or of a folder's parts), the records read from it and its date: the latest record date the
+    dump carries (`dump_date`, from `tallies`) and the files' latest modification time."""
     described = []
-    for source in sources:
-        stat = Path(source.path).stat()
-        modified = dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC).isoformat(timespec="seconds")
-        described.append({"format": source.format, "file": Path(source.path).name, "bytes": stat.st_size,
-                          "modified": modified})  # fmt: skip
+    for i, source in enumerate(sources):
+        files = dump_files(source.path)
+        modified = max(f.stat().st_mtime for f in files)
+        entry: dict[str, Any] = {
+            "format": source.format, "file": Path(source.path).name, "parts": len(files),
+            "bytes": sum(f.stat().st_size for f in files),
+            "modified": dt.datetime.fromtimestamp(modified, dt.UTC).isoformat(timespec="seconds"),
+        }  # fmt: skip
+        if hash_files:
+            entry["sha256"] = _sha256(files)
+        if tallies is not None:
+            entry["records_read"] = tallies[i].records
+            entry["dump_date"] = tallies[i].latest
+        described.append(entry)
     return described
 
 
 def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000, dedupe_doi: bool = True,
-                merged_path: str | Path | None = None, sources: list[dict[str, Any]] | None = None) -> BuildStats:
+                merged_path: str | Path | None = None,
+                sources: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] | None = None,
+                covers: Sequence[str] = ()) -> BuildStats:
     """Stream rows into `out` (Parquet, zstd), assigning record ids in order; `merged_path` gets
-    one JSON line per record merged into an earlier one. `sources` (from `describe_sources`) and
-    the build stats go into the file's footer metadata, so a run can say which index answered it."""
+    one JSON line per record merged into an earlier one. `sources` (from `describe_sources`, or a
+    function giving it once the rows are read), the build stats and the evidence registries
+    (declared complete for `covers`, see `index_evidence`) go into the file's footer metadata, so a
+    run can say which index answered it."""
+    unknown = set(covers) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown evidence kinds {sorted(unknown)}; known: {', '.join(KINDS)}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
     preparer = _RowPreparer(dedupe_doi, merged_path)
+    evidence = IndexEvidence(covers=tuple(covers))
     batch: list[dict[str, Any]] = []
     with pq.ParquetWriter(tmp, INDEX_SCHEMA, compression="zstd") as writer:
-        for row in preparer.prepare(rows):
+        for row in preparer.prepare(_observed(rows, evidence)):
             batch.append(row)
             if len(batch) >= batch_rows:
                 writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
                 batch = []
         if batch or preparer.count == 0:
             writer.write_table(pa.Table.from_pylist(batch, schema=INDEX_SCHEMA))
-        stats = preparer.stats()
-        built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        writer.add_key_value_metadata({BUILD_METADATA_KEY: json.dumps(
-            {"built_at": built, "sources": sources or [], "records": stats.records,
-             "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin})})  # fmt: skip
-    tmp.replace(out)
+    stats = preparer.stats()
+    built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    described = sources() if callable(sources) else sources
+    build = json.dumps({"built_at": built, "sources": described or [], "records": stats.records,
+                        "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
+                        "evidence": evidence.summary()})  # fmt: skip
+    _finish(tmp, out, {BUILD_METADATA_KEY: build, EVIDENCE_METADATA_KEY: evidence.to_json()})
     return stats
 
 
-def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True) -> tuple[pa.Table, BuildStats]:
-    """The index of small dumps as an in-memory table (no file), for indexes built at load time."""
+def _finish(tmp: Path, out: Path, metadata: dict[str, str]) -> None:
+    """Copy `tmp` to `out` row group by row group with `metadata` in the Arrow schema, so a plain
+    `pq.read_table` (what `OfflineIndex.load` does) carries the evidence; the registries are
+    known only once every row was read, after the first writer fixed its schema."""
+    schema = INDEX_SCHEMA.with_metadata({**(INDEX_SCHEMA.metadata or {}), **metadata})
+    source = pq.ParquetFile(tmp)
+    with pq.ParquetWriter(out.with_suffix(out.suffix + ".tmp2"), schema, compression="zstd") as writer:
+        for group in range(source.num_row_groups):
+            writer.write_table(source.read_row_group(group).replace_schema_metadata(schema.metadata))
+        writer.add_key_value_metadata(metadata)  # also in the footer, where `pq.read_metadata` finds it
+    source.close()
+    out.with_suffix(out.suffix + ".tmp2").replace(out)
+    tmp.unlink()
+
+
+def _observed(rows: Iterable[Row], evidence: IndexEvidence) -> Iterator[Row]:
+    """Rows passed through, every one (merged repeats too) added to the evidence registries."""
+    for row in rows:
+        evidence.observe(row)
+        yield row
+
+
+def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True,
+                covers: Sequence[str] = ()) -> tuple[pa.Table, BuildStats]:
+    """The index of small dumps as an in-memory table (no file), for indexes built at load time;
+    its schema metadata carries the evidence registries as a Parquet index's footer does."""
     preparer = _RowPreparer(dedupe_doi)
-    table = pa.Table.from_pylist(list(preparer.prepare(iter_rows(sources))), schema=INDEX_SCHEMA)
-    return table, preparer.stats()
+    evidence = IndexEvidence(covers=tuple(covers))
+    rows = list(preparer.prepare(_observed(iter_rows(sources), evidence)))
+    schema = INDEX_SCHEMA.with_metadata({**(INDEX_SCHEMA.metadata or {}), EVIDENCE_METADATA_KEY.encode(): evidence.to_json().encode()})
+    return pa.Table.from_pylist(rows, schema=schema), preparer.stats()
 
 
 def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True,
-                merged_path: str | Path | None = None) -> BuildStats:
-    """Read every source dump and write the index to `out`."""
-    return write_index(iter_rows(sources), out, dedupe_doi=dedupe_doi, merged_path=merged_path,
-                       sources=describe_sources(sources))
+                merged_path: str | Path | None = None, covers: Sequence[str] = (),
+                hash_files: bool = True) -> BuildStats:
+    """Read every source dump and write the index to `out`, with each dump's provenance and the
+    evidence registries (declared complete for `covers`)."""
+    tallies = [SourceTally() for _ in sources]
+    return write_index(iter_rows(sources, tallies), out, dedupe_doi=dedupe_doi, merged_path=merged_path,
+                       sources=lambda: describe_sources(sources, tallies, hash_files), covers=covers)

@@ -1,16 +1,28 @@
 """Readers that turn bibliographic dumps into offline-index rows, one generator per format.
 
-Formats: DBLP XML (streamed with lxml iterparse; `dblp.dtd` beside the file resolves its
-entities), Crossref works JSON (a work, a list of works, or an API envelope `{"message": ...}`;
-read by the Crossref client's own `record_from_crossref`, so titles carry their subtitles),
-OpenAlex works JSONL, ACL Anthology XML, BibTeX (bibtexparser 2), HALLMARK JSONL and the project's
-reference lists (`corpora/samples/real_references.jsonl`: one real work per line). Every reader
-yields plain dicts with the same keys (`ROW_KEYS`); `index_build.py` writes them to Parquet. A
-record without a title and without a DOI is skipped: it can never be found.
+Formats: DBLP XML (streamed with lxml iterparse, `.xml` or `.xml.gz`; `dblp.dtd` beside the file
+resolves its entities), Crossref works (a JSON work, list or API envelope `{"message": ...}`, or the
+public data file's JSON-lines parts `*.jsonl.gz`, one REST-API work per line; read by the Crossref
+client's own `record_from_crossref`, so titles carry their subtitles), the OpenAlex works snapshot
+(`data/works/updated_date=*/part_*.gz`, one Work per line), arXiv's metadata snapshot (Kaggle's
+`arxiv-metadata-oai-snapshot.json`, one paper per line), ACL Anthology XML (streamed per paper),
+BibTeX (bibtexparser 2), HALLMARK JSONL and the project's reference lists
+(`corpora/samples/real_references.jsonl`: one real work per line).
+
+Every reader streams: a JSON-lines dump is read line by line through `gzip` when compressed, an XML
+dump element by element, so memory does not grow with the dump (the DBLP dump has ~7 M records,
+Crossref's ~150 M). A dump given as a folder is read part by part in name order (`dump_files`).
+Every reader yields plain dicts with the same keys (`ROW_KEYS`) plus optional extras the builder
+uses for provenance and evidence but does not store per row: `venue_short` (a venue's
+abbreviation) and `updated` (the record's last-modified date, whose maximum is the dump's date).
+`index_build.py` writes them to Parquet. A record without a title and without a DOI is skipped: it
+can never be found.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +32,7 @@ from clients.crossref import record_from_crossref
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
-FORMATS = ("dblp", "crossref", "openalex", "acl_anthology", "bibtex", "hallmark", "references")
+FORMATS = ("dblp", "crossref", "openalex", "arxiv", "acl_anthology", "bibtex", "hallmark", "references")
 DBLP_RECORD_TAGS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis",
                     "mastersthesis", "www", "data")
 
@@ -55,8 +67,21 @@ def read_dblp_xml(path: Path) -> Iterator[Row]:
     from lxml import etree
 
     dtd = path.with_name("dblp.dtd").exists()
-    context = etree.iterparse(str(path), events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
+    # `dblp.xml.gz` as dblp.org serves it is decompressed here, streaming; the file object's name
+    # (the .gz path) is the base the DOCTYPE's relative "dblp.dtd" resolves against
+    source = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else str(path)  # noqa: SIM115
+    context = etree.iterparse(source, events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
                               resolve_entities=dtd, huge_tree=True, recover=not dtd)
+    try:
+        yield from _dblp_records(context, path)
+    finally:
+        if not isinstance(source, str):
+            source.close()
+
+
+def _dblp_records(context: Any, path: Path) -> Iterator[Row]:
+    from lxml import etree
+
     for _, element in context:
         if element.tag != "www":
             text = {c.tag: "".join(c.itertext()) for c in element if isinstance(c.tag, str) and c.tag != "author"}
@@ -69,6 +94,7 @@ def read_dblp_xml(path: Path) -> Iterator[Row]:
                        text.get("year"), text.get("booktitle") or text.get("journal"), doi, arxiv,
                        element.tag, str(path))
             if row:
+                row["updated"] = element.get("mdate")
                 yield row
         element.clear()
         while element.getprevious() is not None:
@@ -78,12 +104,47 @@ def read_dblp_xml(path: Path) -> Iterator[Row]:
 def crossref_row(work: dict[str, Any], file: str = "") -> Row | None:
     """A Crossref work as the online client reads it (`record_from_crossref`: subtitle merged)."""
     record = record_from_crossref(work)
-    return _row("crossref", work.get("DOI"), record.title, [(a.family, a.given) for a in record.authors],
-                record.year, record.venue, record.doi, canonical_arxiv_id(record.arxiv_id), record.type, file)
+    row = _row("crossref", work.get("DOI"), record.title, [(a.family, a.given) for a in record.authors],
+               record.year, record.venue, record.doi, canonical_arxiv_id(record.arxiv_id), record.type, file)
+    if row:
+        short = work.get("short-container-title")
+        row["venue_short"] = (short[0] if isinstance(short, list) and short else short) or None
+        row["updated"] = ((work.get("indexed") or {}).get("date-time")
+                          or (work.get("deposited") or {}).get("date-time"))
+    return row
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of a JSON-lines file, gzip-compressed or not, one line in memory at a time.
+    A line that is not JSON raises an error naming the file and line."""
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    opened = gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115
+    with opened as binary, io.TextIOWrapper(binary, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not a JSON line ({exc.msg} at column {exc.colno})") from None
+            if isinstance(value, dict):
+                yield number, value
 
 
 def read_crossref_json(path: Path) -> Iterator[Row]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    """Crossref works: the public data file's JSON-lines parts (`*.jsonl.gz`, or `*.json.gz` parts
+    holding `{"items": [...]}`), or one JSON work / list / API envelope."""
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
+        for _, work in _json_lines(path):
+            row = crossref_row(work, str(path))
+            if row:
+                yield row
+        return
+    opened = gzip.open(path, "rt", encoding="utf-8") if name.endswith(".gz") else open(path, encoding="utf-8")  # noqa: SIM115
+    with opened as f:
+        data = json.load(f)  # one part of at most a few thousand works (the older tarball's layout)
     if isinstance(data, dict) and "message" in data:
         data = data["message"]
     if isinstance(data, dict) and "items" in data:
@@ -102,30 +163,71 @@ def openalex_row(work: dict[str, Any], file: str = "") -> Row | None:
     locations = work.get("locations") or []
     urls = [loc.get("landing_page_url") or "" for loc in locations] + [(work.get("ids") or {}).get("arxiv") or ""]
     arxiv = next((canonical_arxiv_id(u) for u in urls if "arxiv" in u.lower()), None)
-    return _row("openalex", work.get("id"), work.get("title") or work.get("display_name"), authors,
-                work.get("publication_year"), source.get("display_name"), work.get("doi"), arxiv,
-                work.get("type"), file)
+    row = _row("openalex", work.get("id"), work.get("title") or work.get("display_name"), authors,
+               work.get("publication_year"), source.get("display_name"), work.get("doi"), arxiv,
+               work.get("type"), file)
+    if row:
+        row["venue_short"] = source.get("abbreviated_title")
+        row["updated"] = work.get("updated_date")
+    return row
 
 
 def read_openalex_jsonl(path: Path) -> Iterator[Row]:
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                row = openalex_row(json.loads(line), str(path))
-                if row:
-                    yield row
+    """OpenAlex Works, one per line: a snapshot part (`part_000.gz`) or a plain `.jsonl`."""
+    for _, work in _json_lines(path):
+        row = openalex_row(work, str(path))
+        if row:
+            yield row
+
+
+def arxiv_row(paper: dict[str, Any], file: str = "") -> Row | None:
+    """A paper of arXiv's metadata snapshot: `authors_parsed` ([family, given, suffix]) when given,
+    else the `authors` string; year of the first version (`versions[0].created`), else from the id;
+    the venue is the journal reference when the paper was published, else "arXiv"."""
+    parsed = paper.get("authors_parsed")
+    if parsed:
+        authors = [(str(p[0] or "").strip(), str(p[1] if len(p) > 1 else "").strip()) for p in parsed if p]
+    else:
+        raw = str(paper.get("authors") or "").replace(" and ", ", ")
+        authors = [_split_given_family(n) for n in raw.split(",") if n.strip()]
+    arxiv_id = canonical_arxiv_id(str(paper.get("id") or ""))
+    versions = paper.get("versions") or []
+    year = _rfc2822_year(versions[0].get("created")) if versions and isinstance(versions[0], dict) else None
+    if year is None and arxiv_id and arxiv_id[:4].isdigit():
+        year = (1900 if arxiv_id[:2] > "90" else 2000) + int(arxiv_id[:2])
+    journal = " ".join(str(paper.get("journal-ref") or "").split()) or None
+    row = _row("arxiv", arxiv_id, paper.get("title"), authors, year, journal or "arXiv", paper.get("doi"), arxiv_id,
+               "article" if journal else "preprint", file)
+    if row:
+        row["updated"] = paper.get("update_date")
+    return row
+
+
+def _rfc2822_year(text: Any) -> int | None:
+    """The year of "Mon, 2 Apr 2007 19:18:42 GMT" (arXiv's version dates)."""
+    parts = str(text or "").split()
+    return int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else None
+
+
+def read_arxiv_snapshot(path: Path) -> Iterator[Row]:
+    """arXiv's metadata snapshot (`arxiv-metadata-oai-snapshot.json`, JSON lines, ~2.7 M papers)."""
+    for _, paper in _json_lines(path):
+        row = arxiv_row(paper, str(path))
+        if row:
+            yield row
 
 
 def read_acl_anthology_xml(path: Path) -> Iterator[Row]:
-    """Papers of an ACL Anthology collection file; venue is the volume's booktitle."""
+    """Papers of an ACL Anthology collection file (`data/xml/*.xml`), streamed volume by volume;
+    venue is the volume's booktitle, its abbreviation the collection's venue ids (`<venue>acl</venue>`)."""
     from lxml import etree
 
-    root = etree.parse(str(path)).getroot()
-    collection = root.get("id", path.stem)
-    for volume in root.iter("volume"):
+    collection = path.name.split(".xml")[0]
+    for _, volume in etree.iterparse(str(path), events=("end",), tag="volume"):
         meta = volume.find("meta")
         booktitle = "".join(meta.find("booktitle").itertext()) if meta is not None and meta.find("booktitle") is not None else None
         volume_year = meta.findtext("year") if meta is not None else None
+        venues = [v.text for v in meta.findall("venue") if v.text] if meta is not None else []
         for paper in volume.iter("paper"):
             title_el = paper.find("title")
             title = "".join(title_el.itertext()) if title_el is not None else None
@@ -135,7 +237,11 @@ def read_acl_anthology_xml(path: Path) -> Iterator[Row]:
             row = _row("acl_anthology", paper.findtext("bibkey") or key, title, authors, year, booktitle,
                        paper.findtext("doi"), None, "inproceedings", str(path))
             if row:
+                row["venue_short"] = venues[0].upper() if venues else None
                 yield row
+        volume.clear()
+        while volume.getprevious() is not None:
+            del volume.getparent()[0]
 
 
 def bibtex_fields_row(origin: str, key: str, entry_type: str, fields: dict[str, str], file: str) -> Row | None:
@@ -180,7 +286,7 @@ def read_hallmark_jsonl(path: Path, labels: tuple[str, ...] | None = ("VALID",))
 
 
 def read_references_jsonl(path: Path) -> Iterator[Row]:
-    """A reference list (`corpora.real_reference` format) as index records: every line is a real work."""
+    """A reference list (`corpora.citations.real_reference` format) as index records: every line is a real work."""
     from corpora.citations.real_reference import load_references
 
     for ref in load_references(path):
@@ -189,34 +295,66 @@ def read_references_jsonl(path: Path) -> Iterator[Row]:
                    ref.bibtex_type, str(path))
 
 
-def sniff_format(path: str | Path) -> str:
-    """The dump format of `path`, from its extension and, for JSON lines, its first record."""
+def dump_files(path: str | Path) -> list[Path]:
+    """The files of a dump: the file itself, or a folder's data files in name order (Crossref's
+    `*.jsonl.gz` parts, OpenAlex's `updated_date=*/part_*.gz`; manifests and hidden files skipped)."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".bib":
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+                   and not p.name.lower().startswith("manifest") and p.suffix.lower() != ".md")
+    if not files:
+        raise ValueError(f"{path}: the dump folder holds no data files")
+    return files
+
+
+def _first_json_line(path: Path) -> dict[str, Any]:
+    try:
+        return next((obj for _, obj in _json_lines(path)), {})
+    except (ValueError, UnicodeDecodeError, OSError):
+        return {}
+
+
+def sniff_format(path: str | Path) -> str:
+    """The dump format of `path` (a file or a dump folder), from its name and, for JSON lines, its
+    first record: a Crossref work has "DOI" and "title" as a list, an OpenAlex Work an openalex.org
+    id, an arXiv snapshot line "id", "authors" and "versions"."""
+    path = Path(path)
+    if path.is_dir():
+        return sniff_format(dump_files(path)[0])
+    name = path.name.lower()
+    stem = name.removesuffix(".gz")
+    if stem.endswith(".bib"):
         return "bibtex"
-    if suffix == ".xml":
-        return "acl_anthology" if "anthology" in path.name.lower() else "dblp"
-    if suffix == ".json":
+    if stem.endswith(".xml"):
+        return "acl_anthology" if "anthology" in str(path).lower() else "dblp"
+    first = _first_json_line(path) if not stem.endswith(".json") or "arxiv" in name else {}
+    if not first and stem.endswith(".json"):
         return "crossref"
-    if suffix == ".jsonl":
-        with path.open(encoding="utf-8") as lines:
-            first = next((json.loads(line) for line in lines if line.strip()), {})
-        if "ref_id" in first:
-            return "references"
-        if "fields" in first and "bibtex_key" in first:
-            return "hallmark"
-        if "openalex" in str(first.get("id", "")) or "display_name" in first:
-            return "openalex"
+    if "ref_id" in first:
+        return "references"
+    if "fields" in first and "bibtex_key" in first:
+        return "hallmark"
+    if "openalex" in str(first.get("id", "")) or "authorships" in first:
+        return "openalex"
+    if "DOI" in first and isinstance(first.get("title", []), list):
+        return "crossref"
+    if "id" in first and "versions" in first and "authors" in first:
+        return "arxiv"
+    if "display_name" in first:
+        return "openalex"
     raise ValueError(f"{path}: cannot tell the dump format from its name or first record; "
                      f"build a Parquet index with jobs/build_index.py (formats: {', '.join(FORMATS)})")
 
 
+READERS = {"dblp": read_dblp_xml, "crossref": read_crossref_json, "openalex": read_openalex_jsonl,
+           "arxiv": read_arxiv_snapshot, "acl_anthology": read_acl_anthology_xml, "bibtex": read_bibtex,
+           "hallmark": read_hallmark_jsonl, "references": read_references_jsonl}
+
+
 def read_source(fmt: str, path: Path, **options: Any) -> Iterator[Row]:
-    """Rows of one file in format `fmt` (one of FORMATS)."""
-    readers = {"dblp": read_dblp_xml, "crossref": read_crossref_json, "openalex": read_openalex_jsonl,
-               "acl_anthology": read_acl_anthology_xml, "bibtex": read_bibtex, "hallmark": read_hallmark_jsonl,
-               "references": read_references_jsonl}
-    if fmt not in readers:
+    """Rows of one dump (a file, or a folder of parts) in format `fmt` (one of FORMATS)."""
+    if fmt not in READERS:
         raise ValueError(f"unknown index source format {fmt!r}; known: {', '.join(FORMATS)}")
-    return readers[fmt](Path(path), **options)
+    reader = READERS[fmt]
+    return (row for file in dump_files(path) for row in reader(file, **options))
