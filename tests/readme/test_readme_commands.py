@@ -94,6 +94,13 @@ COMMANDS: dict[str, Check] = {
         Check("not-here", help="python jobs/llm_replay_server.py serve --help"),  # served: test_replay_server_serves_the_bundled_recording
     "python jobs/run_corpus.py --config configs/paper_audit.toml":
         Check("run", r"(?i)paper", heavy=True),
+    "python jobs/run_corpus.py --config configs/review_audit.toml":
+        Check("test", "tests/jobs/test_review_audit_run.py::test_sample_config_runs_scores_reports_and_resumes"),
+    "python jobs/build_review_corpus.py corpora/samples/reviews_sample.jsonl --seed 0 --copies 2 --out review_corpus/":
+        Check("run", r"review_injection: 8 reviews -> 22 copies, 21 injections, 0 load errors"),
+    'python jobs/build_review_corpus.py "$SCRUTINEER_SHARED_DATA/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl" '
+    "--track natural --out reviewcritique/":
+        Check("optional-data", r"review_natural: 60 reviews -> 60 copies"),
     "python jobs/inject_papers.py corpora/samples/papers/example-paper --seed 7 --out injected/":
         Check("run", r"4 copies, 12 injections, 0 skipped -> injected"),
     'python jobs/inject_papers.py "$SCRUTINEER_SHARED_DATA/papers/legwork-2022" --seed 7 --out injected/':
