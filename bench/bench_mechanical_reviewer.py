@@ -16,7 +16,7 @@ import asyncio
 import json
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,8 +34,9 @@ SEED = 7
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--papers", type=int, default=100)
+    parser.add_argument("--papers-dir", type=Path, default=PAPERS, help="the shared papers (default %(default)s)")
     args = parser.parse_args()
-    dirs = sorted(p for p in PAPERS.iterdir() if p.is_dir())[: args.papers]
+    dirs = sorted(p for p in args.papers_dir.iterdir() if p.is_dir())[: args.papers]
     started = time.perf_counter()
     corpus = build_paper_audit_corpus(dirs, SEED, check_compile=False)
     build_s = time.perf_counter() - started
@@ -63,8 +64,21 @@ def main() -> None:
         print(f"config=detection type={etype} severity={sev} detected={hit} n={n} rate={hit / n:.2f}")
     total_hit, total_n = sum(c[0] for c in cells.values()), sum(c[1] for c in cells.values())
     print(f"config=detection type=all severity=all detected={total_hit} n={total_n} rate={total_hit / max(total_n, 1):.2f}")
-    clean_flags = [len(o.detail["flags"]) for o in outputs if o.item_id not in injected and o.detail]
-    print(f"config=clean_copies copies={len(clean_flags)} flags={sum(clean_flags)}")
+    clean = [o for o in outputs if o.item_id not in injected and o.detail]
+    totals: Counter[str] = Counter()
+    for o in clean:
+        totals.update(o.detail["check_outcomes"])
+        kinds = {k: sum(c.values()) for k, c in o.detail.get("outcomes_by_kind", {}).items()}
+        print(f"config=clean_paper item={o.item_id} statements={o.detail['statements']} "
+              + " ".join(f"{k}={v}" for k, v in sorted(o.detail["check_outcomes"].items()))
+              + (" kinds=" + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items())) if kinds else "")
+              + f" flags={len(o.detail['flags'])}")
+        for f in o.detail["flags"]:
+            print(f"  clean_flag {f['location']} [{f['check']['kind']}] {f['quote'].strip()[:160]!r} "
+                  f"-- {f['check']['result'].get('reason', '')[:160]}")
+    print(f"config=clean_copies copies={len(clean)} statements={sum(o.detail['statements'] for o in clean)} "
+          + " ".join(f"{k}={v}" for k, v in sorted(totals.items()))
+          + f" flags={sum(len(o.detail['flags']) for o in clean)}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from checkers.latex_macros import Macro, expand_macros, parse_macros
+from checkers.result import CheckInputError
+
 __all__ = ["Quote", "Statement", "extract_statements"]
 
 
@@ -121,7 +124,59 @@ def _is_definition(text: str, start: int, end: int, body: str) -> bool:
     return bool(_DEF_BEFORE.search(before) or _DEF_AFTER.match(text[end:end + 60]))
 
 
-def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:
+_PREAMBLE_MAX = 20_000
+"""Characters of macro definitions sent with one statement (only the macros it uses travel)."""
+
+
+def paper_macros(texts: dict[str, str], main_file: str | None = None) -> dict[str, Macro]:
+    """The paper's own macros (`\\newcommand`, `\\def`, ...) from every .tex file, the main file's
+    preamble first so that a macro file it inputs (or a later `\\renewcommand`) wins."""
+    order = sorted(texts, key=lambda f: (f != main_file, f))
+    macros: dict[str, Macro] = {}
+    for file in order:
+        macros.update(parse_macros(texts[file]))
+    return macros
+
+
+def _macro_source(m: Macro) -> str:
+    args = f"[{m.n_args}]" if m.n_args else ""
+    default = f"[{m.default}]" if m.default is not None else ""
+    return f"\\newcommand{{\\{m.name}}}{args}{default}{{{m.body}}}"
+
+
+def preamble_for(text: str, macros: dict[str, Macro]) -> str:
+    """LaTeX defining the macros `text` uses, directly or through other macros (empty when none)."""
+    if not macros:
+        return ""
+    used: list[str] = []
+    todo = re.findall(r"\\([A-Za-z]+)", text)
+    while todo:
+        name = todo.pop()
+        if name in macros and name not in used:
+            used.append(name)
+            todo += re.findall(r"\\([A-Za-z]+)", macros[name].body + (macros[name].default or ""))
+    lines = [_macro_source(macros[n]) for n in sorted(used)]
+    out = "\n".join(lines)
+    return out if len(out) <= _PREAMBLE_MAX else ""
+
+
+def _expanded(text: str, macros: dict[str, Macro]) -> str:
+    """`text` with the paper's macros expanded, for the extraction rules only (the check gets the source)."""
+    try:
+        return expand_macros(text, macros) if macros else text
+    except CheckInputError:
+        return text
+
+
+_CALCULUS = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla)(?![A-Za-z])"
+                       r"|\\frac\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|\\rm\s+d|d(?![a-ce-z]{2}))")
+"""An operator the check computes (a derivative, integral, limit, sum, \\nabla): a two-sided relation
+with one is a derivation step to verify, where a bare algebraic `a = b` with free symbols is a law."""
+
+
+def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = None,
+                     ) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:  # fmt: skip
+    macros = macros or {}
     out: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
     for m in _DISPLAY.finditer(text):
@@ -142,33 +197,40 @@ def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[
                 rows.append(cleaned)
                 spans.append((s, s + len(row)))
         for chain, (s, e) in zip(rows, spans, strict=True):
-            if any(op in chain for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
-                                          "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
+            # the rules read the chain with the paper's macros expanded (`\\vr` may hide `\\approx` or a symbol)
+            seen = _expanded(chain, macros)
+            if any(op in seen for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
+                                         "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
                 continue
             parts = [p for p in _split_top(chain) if p]
+            seen_parts = [_expanded(p, macros) for p in parts]
             quote = Quote(file, s, e, text[s:e])
-            if len(parts) < 2:
-                continue
-            if len(parts) == 2 and _BARE_HEAD.match(parts[0]) and not defines:
+            if len(parts) < 2 or len(seen_parts) != len(_split_top(seen)):
+                continue  # a macro hides an `=`: the sides are not where the source shows them
+            if len(parts) == 2 and _BARE_HEAD.match(seen_parts[0]) and not defines:
                 definitions.append((re.sub(r"\s+", "", parts[0]), parts[1], quote))
             # A defining display's first `=` introduces its left side; later steps of a chain are still claims.
-            first = 1 if _BARE_HEAD.match(parts[0]) or defines else 0
-            for a, b in zip(parts[first:], parts[first + 1 :], strict=False):
-                free_a, free_b = _has_free_symbols(a), _has_free_symbols(b)
-                if _BARE_HEAD.match(a) or _BARE_HEAD.match(b) or (free_a != free_b and (_NUMBER_ONLY.match(a) or _NUMBER_ONLY.match(b))):
+            first = 1 if _BARE_HEAD.match(seen_parts[0]) or defines else 0
+            for (a, b), (sa, sb) in zip(zip(parts[first:], parts[first + 1:], strict=False),
+                                        zip(seen_parts[first:], seen_parts[first + 1:], strict=False), strict=True):  # fmt: skip
+                free_a, free_b = _has_free_symbols(sa), _has_free_symbols(sb)
+                if _BARE_HEAD.match(sa) or _BARE_HEAD.match(sb) or (free_a != free_b and (_NUMBER_ONLY.match(sa) or _NUMBER_ONLY.match(sb))):
                     continue
-                if len(parts) == 2 and (free_a or free_b) and "\\sum" not in a:
-                    continue  # a law, not an identity
-                if "\\sum" in a and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", b)):
+                if len(parts) == 2 and (free_a or free_b) and not _CALCULUS.search(sa + " " + sb):
+                    continue  # a law (a^2 + b^2 = c^2), not an identity; a derivative or integral is computed
+                if "\\sum" in sa and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", sb)):
                     kind, payload = "math.series", {"series": a, "equals": b}
-                else:
-                    kind, payload = "math.equality", {"lhs": a, "rhs": b}
+                else:  # as printed, read by the paper-statement checker (never refuted on an unsure parse)
+                    kind, payload = "math.statement", {"statement": f"{a} = {b}"}
+                if preamble := preamble_for(a + " " + b, macros):
+                    payload["preamble"] = preamble
                 out.append(Statement(kind, payload, [quote], "mathematics",
                                      f"equation step does not hold: {a} = {b}"))  # fmt: skip
     return out, definitions
 
 
-def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]:
+def _redefinitions(definitions: list[tuple[str, str, Quote]], macros: dict[str, Macro] | None = None,
+                   ) -> list[Statement]:  # fmt: skip
     by_head: dict[str, list[tuple[str, Quote]]] = {}
     for head, rhs, quote in definitions:
         by_head.setdefault(head, []).append((rhs, quote))
@@ -180,7 +242,10 @@ def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]
         (r1, q1), (r2, q2) = list(forms.values())[:2]
         if fuzz.ratio(re.sub(r"\s+", "", r1), re.sub(r"\s+", "", r2)) < 80:
             continue  # two different cases, not one expression that drifted
-        out.append(Statement("math.equality", {"lhs": r1, "rhs": r2}, [q2, q1], "mathematics",
+        payload = {"statement": f"{r1} = {r2}"}
+        if preamble := preamble_for(r1 + " " + r2, macros or {}):
+            payload["preamble"] = preamble
+        out.append(Statement("math.statement", payload, [q2, q1], "mathematics",
                              f"{head} is given two different expressions: {r1} and {r2}"))  # fmt: skip
     return out
 
@@ -358,16 +423,17 @@ def _percentages(file: str, text: str) -> list[Statement]:
     return out
 
 
-def extract_statements(files: dict[str, str]) -> list[Statement]:
+def extract_statements(files: dict[str, str], main_file: str | None = None) -> list[Statement]:
     """Every checkable statement in a copy's `.tex` files (see the module docstring)."""
     texts = {f: mask_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
+    macros = paper_macros(texts, main_file)
     statements: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
     for file, text in texts.items():
-        found, defs = _math_statements(file, text)
+        found, defs = _math_statements(file, text, macros)
         statements += found
         definitions += defs
         statements += _tables(file, text) + _percentages(file, text)
-    statements += _redefinitions(definitions) + _repeated_constants(texts) + _abstract_body(texts)
+    statements += _redefinitions(definitions, macros) + _repeated_constants(texts) + _abstract_body(texts)
     # quotes must be verbatim source text (masking only blanks comments)
     return [s for s in statements if all(q.text.strip() and files[q.file][q.start:q.end] == q.text for q in s.quotes)]
