@@ -108,3 +108,17 @@ def test_a_law_without_calculus_is_not_checked_but_an_integral_is():
             r"\begin{equation} m_1 v_1 = m_2 v_2 \end{equation}")
     statements = extract_statements({"main.tex": text})
     assert [s.payload["statement"] for s in statements] == [r"\int_0^1 x^2 dx = \frac{1}{3}"]
+
+
+def test_value_lists_and_equation_hooks_are_read_as_the_paper_means_them():
+    text = (r"\newcommand{\hook}[2]{https://example.org/#1.#2.html}" "\n"
+            r"\begin{equation} m_1 = m_2 = 10\,M_\odot, d = 8 = \int_0^1 x\,dx \end{equation}" "\n"
+            r"\begin{equation}{\hook{evol}{de_dt}} \int_0^1 2x\,dx = 1 \end{equation}")
+    statements = extract_statements({"main.tex": text})
+    assert [s.payload for s in statements] == [{"statement": r"\int_0^1 2x dx = 1"}]  # the hook's URL is not math
+
+
+def test_makeatletter_internals_are_not_sent_as_macros():
+    text = (r"\makeatletter\newcommand{\unit}[1]{\,\mathrm{#1}\checknext}"
+            r"\newcommand{\checknext}{\@ifnextchar\bgroup{\gobble}{}}\newcommand{\gobble}[1]{\,\mathrm{#1}\checknext}")
+    assert preamble_for(r"10 \unit{kpc}", paper_macros({"main.tex": text})) == r"\newcommand{\unit}[1]{\,\mathrm{#1}\checknext}"

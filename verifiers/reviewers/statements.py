@@ -70,7 +70,7 @@ _BARE_HEAD = re.compile(
     r"^(?:\\(?:hat|tilde|bar|vec|mathbf|mathrm|boldsymbol|mathcal|dot|ddot|widehat)\{[^{}]*\}|\{[^{}]*\}|\\?[A-Za-z]+)"
     r"(?:\s*[_^]\s*(?:\{[^{}]*\}|\\?[A-Za-z0-9]+))*\s*(?:\([^()]*\))?$")
 _NUMBER_ONLY = re.compile(rf"^\s*{_NUM}\s*$")
-_DROP = re.compile(r"\\(label|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
+_DROP = re.compile(r"\\(label|eqlabel|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
                    r"|\\[,;:!]")  # fmt: skip
 _ASSIGN = re.compile(rf"^\s*(\\?[A-Za-z]+(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?)\s*=\s*({_NUM})\s*$")
 _RULE = re.compile(r"\\(hline|midrule|toprule|bottomrule|cline\{[^{}]*\}|cmidrule(\([^()]*\))?\{[^{}]*\})")
@@ -152,7 +152,8 @@ def preamble_for(text: str, macros: dict[str, Macro]) -> str:
     todo = re.findall(r"\\([A-Za-z]+)", text)
     while todo:
         name = todo.pop()
-        if name in macros and name not in used:
+        # `\makeatletter` internals (`\@ifnextchar` peeking) are not text substitution: leave them unexpanded
+        if name in macros and name not in used and "@" not in macros[name].body:
             used.append(name)
             todo += re.findall(r"\\([A-Za-z]+)", macros[name].body + (macros[name].default or ""))
     lines = [_macro_source(macros[n]) for n in sorted(used)]
@@ -166,6 +167,20 @@ def _expanded(text: str, macros: dict[str, Macro]) -> str:
         return expand_macros(text, macros) if macros else text
     except CheckInputError:
         return text
+
+
+_ANNOTATION = re.compile(r"\s*\{\s*\\[A-Za-z]+(?:\s*\{[^{}]*\})*\s*\}")
+_TOP_LEVEL = re.compile(r"\{[^{}]*\}|\([^()]*\)|\[[^\[\]]*\]")
+"""A bracketed group without nested brackets; removed repeatedly, what remains is the top level."""
+_LIST_COMMA = re.compile(r",\s*\S")
+
+
+def _top_level(text: str) -> str:
+    for _ in range(20):
+        text, n = _TOP_LEVEL.subn(" ", text)
+        if not n:
+            break
+    return text
 
 
 _CALCULUS = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla)(?![A-Za-z])"
@@ -182,6 +197,8 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
     for m in _DISPLAY.finditer(text):
         body_group = next(g for g in (3, 4, 5) if m.group(g) is not None)
         body, offset = m.group(body_group), m.start(body_group)
+        if lead := _ANNOTATION.match(body):  # `\begin{equation}{\lwFuncURL{evol}{de_dt}}`: a hook's argument
+            body, offset = body[lead.end():], offset + lead.end()
         defines = _is_definition(text, m.start(), m.end(), body)
         rows, spans, start = [], [], 0
         for row in re.split(r"\\\\", body):
@@ -202,6 +219,8 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
             if any(op in seen for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
                                          "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
                 continue
+            if _LIST_COMMA.search(_top_level(seen)):
+                continue  # `m = 10, d = 8`, `E[x] = mu, Var[x] = s^2`: a list of values, not one chain
             parts = [p for p in _split_top(chain) if p]
             seen_parts = [_expanded(p, macros) for p in parts]
             quote = Quote(file, s, e, text[s:e])
@@ -214,10 +233,14 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
             for (a, b), (sa, sb) in zip(zip(parts[first:], parts[first + 1:], strict=False),
                                         zip(seen_parts[first:], seen_parts[first + 1:], strict=False), strict=True):  # fmt: skip
                 free_a, free_b = _has_free_symbols(sa), _has_free_symbols(sb)
-                if _BARE_HEAD.match(sa) or _BARE_HEAD.match(sb) or (free_a != free_b and (_NUMBER_ONLY.match(sa) or _NUMBER_ONLY.match(sb))):
+                # a computed operator (derivative, integral, limit, sum) binds its variable: `\int_0^1 2x dx = 1` is
+                # an evaluation, where `a + b = 3` is a condition and `a^2 + b^2 = c^2` a law, not identities
+                computed = bool(_CALCULUS.search(sa + " " + sb))
+                if _BARE_HEAD.match(sa) or _BARE_HEAD.match(sb) or (
+                        free_a != free_b and not computed and (_NUMBER_ONLY.match(sa) or _NUMBER_ONLY.match(sb))):
                     continue
-                if len(parts) == 2 and (free_a or free_b) and not _CALCULUS.search(sa + " " + sb):
-                    continue  # a law (a^2 + b^2 = c^2), not an identity; a derivative or integral is computed
+                if len(parts) == 2 and (free_a or free_b) and not computed:
+                    continue
                 if "\\sum" in sa and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", sb)):
                     kind, payload = "math.series", {"series": a, "equals": b}
                 else:  # as printed, read by the paper-statement checker (never refuted on an unsure parse)
