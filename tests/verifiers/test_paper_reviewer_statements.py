@@ -122,3 +122,10 @@ def test_makeatletter_internals_are_not_sent_as_macros():
     text = (r"\makeatletter\newcommand{\unit}[1]{\,\mathrm{#1}\checknext}"
             r"\newcommand{\checknext}{\@ifnextchar\bgroup{\gobble}{}}\newcommand{\gobble}[1]{\,\mathrm{#1}\checknext}")
     assert preamble_for(r"10 \unit{kpc}", paper_macros({"main.tex": text})) == r"\newcommand{\unit}[1]{\,\mathrm{#1}\checknext}"
+
+
+def test_one_digit_case_labels_are_not_a_drifting_constant_but_a_decimal_is():
+    text = ("Dipole ($\\ell = 1$) modes are suppressed.\n\nWe neglect the $\\ell = 1$ modes.\n\n"
+            "The $\\ell = 0$ modes remain.\n\nWe adopt $h = 0.7$ here.\n\nAgain $h = 0.7$ there.\n\nBut $h = 0.8$ once.")
+    statements = extract_statements({"main.tex": text})
+    assert [(s.kind, s.quotes[0].text) for s in statements] == [("numerics.repeated_constant", "$h = 0.8$")]

@@ -301,6 +301,8 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
         (common, n_common), (odd, n_odd) = counts.most_common()
         if n_odd != 1 or n_common < 2:
             continue
+        if all(re.fullmatch(r"\d", v) for v in (common, odd)):
+            continue  # `$\ell = 1$` modes and `$\ell = 0$` modes: a one-digit integer labels a case, not a constant
         minority = [q for v, q, _ in uses if v == odd]
         out.append(Statement("numerics.repeated_constant", {"values": [v for v, _, _ in uses]}, minority,
                              "numerics", f"{symbol} is {common} in {n_common} places but {odd} once"))  # fmt: skip
