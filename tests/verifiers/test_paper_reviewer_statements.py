@@ -129,3 +129,23 @@ def test_one_digit_case_labels_are_not_a_drifting_constant_but_a_decimal_is():
             "The $\\ell = 0$ modes remain.\n\nWe adopt $h = 0.7$ here.\n\nAgain $h = 0.7$ there.\n\nBut $h = 0.8$ once.")
     statements = extract_statements({"main.tex": text})
     assert [(s.kind, s.quotes[0].text) for s in statements] == [("numerics.repeated_constant", "$h = 0.8$")]
+
+
+def test_a_constant_alone_in_another_section_is_another_setting_not_a_drift():
+    text = ("\\section{Transformer}\nWe use $\\alpha = 0.3$ here.\n\nAgain with $\\alpha = 0.3$ there.\n\n"
+            "\\subsection{Distillation}\nThe teacher uses $\\alpha = 0.1$.\n")
+    assert extract_statements({"main.tex": text}) == []
+    drift = text.replace("Again with", "Again with $\\alpha = 0.1$ and")
+    assert [s.quotes[0].text for s in extract_statements({"main.tex": drift})] == []  # 2 vs 2: no majority
+    drift = text.replace("there.", "there, then $\\alpha = 0.4$ once.")
+    (s,) = extract_statements({"main.tex": drift.replace("$\\alpha = 0.1$", "")})
+    assert s.quotes[0].text == "$\\alpha = 0.4$"
+
+
+def test_a_row_closing_an_inner_environment_is_a_fragment_and_control_spaces_are_dropped():
+    text = (r"\begin{equation}\begin{gathered} a = \int_0^1 x\,dx \\ \int_0^1 2x\,dx = 1 \ . \end{gathered}"
+            r"\end{equation}")
+    statements = extract_statements({"main.tex": text})
+    assert [s.payload["statement"] for s in statements] == []  # every row holds \begin or \end of the inner block
+    text = r"\begin{equation} \int_0^1 2x\,dx = 1 \ . \end{equation}"
+    assert [s.payload["statement"] for s in extract_statements({"main.tex": text})] == [r"\int_0^1 2x dx = 1"]

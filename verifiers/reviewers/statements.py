@@ -71,7 +71,7 @@ _BARE_HEAD = re.compile(
     r"(?:\s*[_^]\s*(?:\{[^{}]*\}|\\?[A-Za-z0-9]+))*\s*(?:\([^()]*\))?$")
 _NUMBER_ONLY = re.compile(rf"^\s*{_NUM}\s*$")
 _DROP = re.compile(r"\\(label|eqlabel|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
-                   r"|\\[,;:!]")  # fmt: skip
+                   r"|\\[,;:! ]")  # fmt: skip
 _ASSIGN = re.compile(rf"^\s*(\\?[A-Za-z]+(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?)\s*=\s*({_NUM})\s*$")
 _RULE = re.compile(r"\\(hline|midrule|toprule|bottomrule|cline\{[^{}]*\}|cmidrule(\([^()]*\))?\{[^{}]*\})")
 _CELL_NUM = re.compile(rf"^\s*(?:\\textbf\{{|\\mathbf\{{|\{{)?\$?\s*({_NUM})\s*\$?\}}?\s*$")
@@ -217,7 +217,7 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
             # the rules read the chain with the paper's macros expanded (`\\vr` may hide `\\approx` or a symbol)
             seen = _expanded(chain, macros)
             if any(op in seen for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
-                                         "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
+                                         "\\equiv", "\\to", "\\begin", "\\end", "\\text")):  # fmt: skip
                 continue
             if _LIST_COMMA.search(_top_level(seen)):
                 continue  # `m = 10, d = 8`, `E[x] = mu, Var[x] = s^2`: a list of values, not one chain
@@ -273,6 +273,7 @@ def _redefinitions(definitions: list[tuple[str, str, Quote]], macros: dict[str, 
     return out
 
 
+_SECTION = re.compile(r"\\(?:sub)*section\*?\s*[\[{]")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
 
 
@@ -286,6 +287,7 @@ def _sentence_bounds(text: str, pos: int) -> tuple[int, int]:
 
 def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
     by_symbol: dict[str, list[tuple[str, Quote, tuple[str, int]]]] = {}
+    sections: dict[Quote, tuple[str, int]] = {}
     for file, text in file_texts.items():
         for m in _INLINE.finditer(text):
             a = _ASSIGN.match(m.group(1))
@@ -293,6 +295,7 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
                 q = Quote(file, m.start(), m.end(), m.group(0))
                 by_symbol.setdefault(a.group(1).replace(" ", ""), []).append(
                     (a.group(2), q, (file, _sentence_bounds(text, m.start())[0])))
+                sections[q] = (file, len(_SECTION.findall(text, 0, m.start())))
     out = []
     for symbol, uses in by_symbol.items():
         counts = Counter(v for v, _, _ in uses)
@@ -304,6 +307,8 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
         if all(re.fullmatch(r"\d", v) for v in (common, odd)):
             continue  # `$\ell = 1$` modes and `$\ell = 0$` modes: a one-digit integer labels a case, not a constant
         minority = [q for v, q, _ in uses if v == odd]
+        if sections[minority[0]] not in {sections[q] for v, q, _ in uses if v == common}:
+            continue  # alone in its (sub)section: another experiment's setting (alpha = 0.3 here, 0.1 there)
         out.append(Statement("numerics.repeated_constant", {"values": [v for v, _, _ in uses]}, minority,
                              "numerics", f"{symbol} is {common} in {n_common} places but {odd} once"))  # fmt: skip
     return out
