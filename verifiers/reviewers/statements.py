@@ -5,8 +5,13 @@ for the checkers (`kind`, `payload`) plus the verbatim source passages it rests 
 file and offsets, so a flag points at the text it doubts). What is extracted:
 
 * mathematics — derivation chains `A = B = C` in displayed equations (consecutive right-hand
-  sides must be equal), equations without free symbols, series `\\sum ... = closed form`, and a
-  quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must equal e2);
+  sides must be equal), equations without free symbols, two-sided steps with a computed operator
+  (derivative, integral, limit, sum, \\nabla: `\\frac{d}{dx} f = g`), series `\\sum ... = closed
+  form`, and a quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must
+  equal e2). Each step goes as `math.statement` (`{"statement": "a = b", "preamble": ...}`), the
+  checker for paper notation that refutes only on an unambiguous parse; `preamble` holds the
+  paper's own `\\newcommand`/`\\def`/`\\DeclareMathOperator` macros that the step uses (read from
+  every .tex file; `\\makeatletter` internals left out). Series keep `math.series`;
 * numerics — abstract numbers whose wording recurs in the body with another number
   (`numerics.abstract_body`), a constant assigned inline (`$h = 0.7$`) with different values
   in different sentences (`numerics.repeated_constant`), table rows labelled Total
@@ -19,7 +24,10 @@ Comments are blanked (offsets kept). A displayed equation that defines rather th
 checked as an identity at its first `=` (later steps of a chain still are) nor compared with
 another definition of the same symbol (issue 15: `k =
 2\\pi/\\lambda n, where n is ...` is a definition). Rules favour precision: an equation that is a physical law
-rather than an identity is never checked, since random-point sampling would refute it.
+rather than an identity (`a^2 + b^2 = c^2`, no computed operator) is never checked, since
+random-point sampling would refute it; nor is a list of values (`m = 10, d = 8`), nor a row that
+opens or closes an inner environment. A constant printed once with another value is a drift only
+when it shares a (sub)section with the common value and is not a one-digit case label (`\\ell = 0`).
 """
 
 from __future__ import annotations
