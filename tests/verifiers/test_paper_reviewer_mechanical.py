@@ -28,7 +28,7 @@ def review(system, items):
 
 def test_extracts_chain_table_totals_and_percent_of_from_the_clean_copy():
     kinds = sorted(s.kind for s in extract_statements({"main.tex": CLEAN_TEX}))
-    assert kinds == ["math.equality", "numerics.percentage_of", "numerics.table_column_total",
+    assert kinds == ["math.statement", "numerics.percentage_of", "numerics.table_column_total",
                      "numerics.table_column_total"]
 
 
@@ -42,7 +42,7 @@ def test_clean_copy_has_no_flags_and_every_check_is_confirmed(reviewer):
 def test_injected_copy_flags_sign_flip_table_total_and_abstract_drift_with_verbatim_quotes(reviewer):
     (out,) = review(reviewer, [injected_item()])
     flags = out.detail["flags"]
-    assert [f["check"]["kind"] for f in flags] == ["math.equality", "numerics.table_column_total",
+    assert [f["check"]["kind"] for f in flags] == ["math.statement", "numerics.table_column_total",
                                                    "numerics.abstract_body"]
     assert [f["type"] for f in flags] == ["mathematics", "numerics", "numerics"]
     assert [f["flag_id"] for f in flags] == ["P1/copy-1/f1", "P1/copy-1/f2", "P1/copy-1/f3"]

@@ -25,4 +25,4 @@ def test_definitions_are_not_identities_but_later_chain_steps_still_are():
     # The two wave numbers are two definitions (different media), not one expression that drifted.
     assert not any("\\lambda" in str(p) for _, p in pairs), pairs
     # The defining `E :=` is skipped; the derivation step after it is still a claim to check.
-    assert pairs == [("math.equality", {"lhs": "(a+b)^2", "rhs": "a^2 + 3ab + b^2"})]
+    assert pairs == [("math.statement", {"statement": "(a+b)^2 = a^2 + 3ab + b^2"})]

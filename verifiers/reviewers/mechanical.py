@@ -1,13 +1,16 @@
 """The mechanical paper reviewer: rule-extracted statements run through the checkers, no model.
 
-For each copy, `verifiers.paper_statements.extract_statements` finds the checkable statements
+For each copy, `verifiers.reviewers.statements.extract_statements` finds the checkable statements
 (equation chains, redefinitions, series, table totals, percentages, abstract-body numbers,
-repeated constants); each goes to the checkers — in this worker through the sandboxed
+repeated constants); a display equation goes as `math.statement` with the paper's own macros
+(`\\newcommand`/`\\def` read from its .tex files), so only a parse the checker is sure of can be
+refuted; each goes to the checkers — in this worker through the sandboxed
 `checkers.IsolatedRunner` (time and memory limits per check), or to the checker service when a
 `checker_url` is given. Every refuted check becomes a flag quoting the passages it rests on, with
 the check input and its result under `check`; the review text lists the flags and a count of
-outcomes, so a reader sees how much was checkable. A copy with nothing checkable is a review with
-no flags, not an error.
+outcomes (`check_outcomes`, and per kind `outcomes_by_kind`), so a reader sees how much was
+checkable. Only `refuted` flags (`inconclusive`, `skipped` and `error` never do). A copy with
+nothing checkable is a review with no flags, not an error.
 """
 
 from __future__ import annotations
@@ -46,11 +49,15 @@ def review_copy(item_id: str, statements: list[Statement], results: list[dict[st
     flags = [flag_of(item_id, n, s, r) for n, (s, r) in
              enumerate(((s, r) for s, r in zip(statements, results, strict=True) if r["outcome"] == "refuted"), 1)]  # fmt: skip
     outcomes = Counter(r["outcome"] for r in results)
+    by_kind: dict[str, Counter[str]] = {}
+    for s, r in zip(statements, results, strict=True):
+        by_kind.setdefault(s.kind, Counter())[r["outcome"]] += 1
     lines = [f"Mechanical review: {len(statements)} checkable statements; "
              + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))]  # fmt: skip
     lines += [f"- [{f['type']}] {f['description']} Quote: \"{f['quote'].strip()}\"" for f in flags]
     return {"review_text": "\n".join(lines), "prompt_style": "mechanical", "flags": flags,
-            "check_outcomes": dict(outcomes), "statements": len(statements)}  # fmt: skip
+            "check_outcomes": dict(outcomes), "statements": len(statements),
+            "outcomes_by_kind": {k: dict(sorted(c.items())) for k, c in sorted(by_kind.items())}}  # fmt: skip
 
 
 class MechanicalReviewer:
@@ -90,7 +97,7 @@ class MechanicalReviewer:
         if item.load_error or not files:
             return Output.failed(item.item_id, item.load_error or "paper copy has no files", "input")
         started = time.monotonic()
-        statements = extract_statements(files)
+        statements = extract_statements(files, item.payload.get("main_file"))
         try:
             results = await self.check_all(statements)
         except ClientError as exc:

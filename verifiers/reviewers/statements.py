@@ -5,8 +5,13 @@ for the checkers (`kind`, `payload`) plus the verbatim source passages it rests 
 file and offsets, so a flag points at the text it doubts). What is extracted:
 
 * mathematics — derivation chains `A = B = C` in displayed equations (consecutive right-hand
-  sides must be equal), equations without free symbols, series `\\sum ... = closed form`, and a
-  quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must equal e2);
+  sides must be equal), equations without free symbols, two-sided steps with a computed operator
+  (derivative, integral, limit, sum, \\nabla: `\\frac{d}{dx} f = g`), series `\\sum ... = closed
+  form`, and a quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must
+  equal e2). Each step goes as `math.statement` (`{"statement": "a = b", "preamble": ...}`), the
+  checker for paper notation that refutes only on an unambiguous parse; `preamble` holds the
+  paper's own `\\newcommand`/`\\def`/`\\DeclareMathOperator` macros that the step uses (read from
+  every .tex file; `\\makeatletter` internals left out). Series keep `math.series`;
 * numerics — abstract numbers whose wording recurs in the body with another number
   (`numerics.abstract_body`), a constant assigned inline (`$h = 0.7$`) with different values
   in different sentences (`numerics.repeated_constant`), table rows labelled Total
@@ -19,7 +24,10 @@ Comments are blanked (offsets kept). A displayed equation that defines rather th
 checked as an identity at its first `=` (later steps of a chain still are) nor compared with
 another definition of the same symbol (issue 15: `k =
 2\\pi/\\lambda n, where n is ...` is a definition). Rules favour precision: an equation that is a physical law
-rather than an identity is never checked, since random-point sampling would refute it.
+rather than an identity (`a^2 + b^2 = c^2`, no computed operator) is never checked, since
+random-point sampling would refute it; nor is a list of values (`m = 10, d = 8`), nor a row that
+opens or closes an inner environment. A constant printed once with another value is a drift only
+when it shares a (sub)section with the common value and is not a one-digit case label (`\\ell = 0`).
 """
 
 from __future__ import annotations
@@ -30,6 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz
+
+from checkers.latex_macros import Macro, expand_macros, parse_macros
+from checkers.result import CheckInputError
 
 __all__ = ["Quote", "Statement", "extract_statements"]
 
@@ -67,8 +78,8 @@ _BARE_HEAD = re.compile(
     r"^(?:\\(?:hat|tilde|bar|vec|mathbf|mathrm|boldsymbol|mathcal|dot|ddot|widehat)\{[^{}]*\}|\{[^{}]*\}|\\?[A-Za-z]+)"
     r"(?:\s*[_^]\s*(?:\{[^{}]*\}|\\?[A-Za-z0-9]+))*\s*(?:\([^()]*\))?$")
 _NUMBER_ONLY = re.compile(rf"^\s*{_NUM}\s*$")
-_DROP = re.compile(r"\\(label|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
-                   r"|\\[,;:!]")  # fmt: skip
+_DROP = re.compile(r"\\(label|eqlabel|tag|eqref|ref)\{[^{}]*\}|\\(nonumber|notag|displaystyle|left|right|quad|qquad)\b"
+                   r"|\\[,;:! ]")  # fmt: skip
 _ASSIGN = re.compile(rf"^\s*(\\?[A-Za-z]+(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?)\s*=\s*({_NUM})\s*$")
 _RULE = re.compile(r"\\(hline|midrule|toprule|bottomrule|cline\{[^{}]*\}|cmidrule(\([^()]*\))?\{[^{}]*\})")
 _CELL_NUM = re.compile(rf"^\s*(?:\\textbf\{{|\\mathbf\{{|\{{)?\$?\s*({_NUM})\s*\$?\}}?\s*$")
@@ -121,12 +132,81 @@ def _is_definition(text: str, start: int, end: int, body: str) -> bool:
     return bool(_DEF_BEFORE.search(before) or _DEF_AFTER.match(text[end:end + 60]))
 
 
-def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:
+_PREAMBLE_MAX = 20_000
+"""Characters of macro definitions sent with one statement (only the macros it uses travel)."""
+
+
+def paper_macros(texts: dict[str, str], main_file: str | None = None) -> dict[str, Macro]:
+    """The paper's own macros (`\\newcommand`, `\\def`, ...) from every .tex file, the main file's
+    preamble first so that a macro file it inputs (or a later `\\renewcommand`) wins."""
+    order = sorted(texts, key=lambda f: (f != main_file, f))
+    macros: dict[str, Macro] = {}
+    for file in order:
+        macros.update(parse_macros(texts[file]))
+    return macros
+
+
+def _macro_source(m: Macro) -> str:
+    args = f"[{m.n_args}]" if m.n_args else ""
+    default = f"[{m.default}]" if m.default is not None else ""
+    return f"\\newcommand{{\\{m.name}}}{args}{default}{{{m.body}}}"
+
+
+def preamble_for(text: str, macros: dict[str, Macro]) -> str:
+    """LaTeX defining the macros `text` uses, directly or through other macros (empty when none)."""
+    if not macros:
+        return ""
+    used: list[str] = []
+    todo = re.findall(r"\\([A-Za-z]+)", text)
+    while todo:
+        name = todo.pop()
+        # `\makeatletter` internals (`\@ifnextchar` peeking) are not text substitution: leave them unexpanded
+        if name in macros and name not in used and "@" not in macros[name].body:
+            used.append(name)
+            todo += re.findall(r"\\([A-Za-z]+)", macros[name].body + (macros[name].default or ""))
+    lines = [_macro_source(macros[n]) for n in sorted(used)]
+    out = "\n".join(lines)
+    return out if len(out) <= _PREAMBLE_MAX else ""
+
+
+def _expanded(text: str, macros: dict[str, Macro]) -> str:
+    """`text` with the paper's macros expanded, for the extraction rules only (the check gets the source)."""
+    try:
+        return expand_macros(text, macros) if macros else text
+    except CheckInputError:
+        return text
+
+
+_ANNOTATION = re.compile(r"\s*\{\s*\\[A-Za-z]+(?:\s*\{[^{}]*\})*\s*\}")
+_TOP_LEVEL = re.compile(r"\{[^{}]*\}|\([^()]*\)|\[[^\[\]]*\]")
+"""A bracketed group without nested brackets; removed repeatedly, what remains is the top level."""
+_LIST_COMMA = re.compile(r",\s*\S")
+
+
+def _top_level(text: str) -> str:
+    for _ in range(20):
+        text, n = _TOP_LEVEL.subn(" ", text)
+        if not n:
+            break
+    return text
+
+
+_CALCULUS = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla)(?![A-Za-z])"
+                       r"|\\frac\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|\\rm\s+d|d(?![a-ce-z]{2}))")
+"""An operator the check computes (a derivative, integral, limit, sum, \\nabla): a two-sided relation
+with one is a derivation step to verify, where a bare algebraic `a = b` with free symbols is a law."""
+
+
+def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = None,
+                     ) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:  # fmt: skip
+    macros = macros or {}
     out: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
     for m in _DISPLAY.finditer(text):
         body_group = next(g for g in (3, 4, 5) if m.group(g) is not None)
         body, offset = m.group(body_group), m.start(body_group)
+        if lead := _ANNOTATION.match(body):  # `\begin{equation}{\lwFuncURL{evol}{de_dt}}`: a hook's argument
+            body, offset = body[lead.end():], offset + lead.end()
         defines = _is_definition(text, m.start(), m.end(), body)
         rows, spans, start = [], [], 0
         for row in re.split(r"\\\\", body):
@@ -142,33 +222,46 @@ def _math_statements(file: str, text: str) -> tuple[list[Statement], list[tuple[
                 rows.append(cleaned)
                 spans.append((s, s + len(row)))
         for chain, (s, e) in zip(rows, spans, strict=True):
-            if any(op in chain for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
-                                          "\\equiv", "\\to", "\\begin", "\\text")):  # fmt: skip
+            # the rules read the chain with the paper's macros expanded (`\\vr` may hide `\\approx` or a symbol)
+            seen = _expanded(chain, macros)
+            if any(op in seen for op in ("\\approx", "\\simeq", "\\sim", "\\propto", "\\le", "\\ge", "<", ">",
+                                         "\\equiv", "\\to", "\\begin", "\\end", "\\text")):  # fmt: skip
                 continue
+            if _LIST_COMMA.search(_top_level(seen)):
+                continue  # `m = 10, d = 8`, `E[x] = mu, Var[x] = s^2`: a list of values, not one chain
             parts = [p for p in _split_top(chain) if p]
+            seen_parts = [_expanded(p, macros) for p in parts]
             quote = Quote(file, s, e, text[s:e])
-            if len(parts) < 2:
-                continue
-            if len(parts) == 2 and _BARE_HEAD.match(parts[0]) and not defines:
+            if len(parts) < 2 or len(seen_parts) != len(_split_top(seen)):
+                continue  # a macro hides an `=`: the sides are not where the source shows them
+            if len(parts) == 2 and _BARE_HEAD.match(seen_parts[0]) and not defines:
                 definitions.append((re.sub(r"\s+", "", parts[0]), parts[1], quote))
             # A defining display's first `=` introduces its left side; later steps of a chain are still claims.
-            first = 1 if _BARE_HEAD.match(parts[0]) or defines else 0
-            for a, b in zip(parts[first:], parts[first + 1 :], strict=False):
-                free_a, free_b = _has_free_symbols(a), _has_free_symbols(b)
-                if _BARE_HEAD.match(a) or _BARE_HEAD.match(b) or (free_a != free_b and (_NUMBER_ONLY.match(a) or _NUMBER_ONLY.match(b))):
+            first = 1 if _BARE_HEAD.match(seen_parts[0]) or defines else 0
+            for (a, b), (sa, sb) in zip(zip(parts[first:], parts[first + 1:], strict=False),
+                                        zip(seen_parts[first:], seen_parts[first + 1:], strict=False), strict=True):  # fmt: skip
+                free_a, free_b = _has_free_symbols(sa), _has_free_symbols(sb)
+                # a computed operator (derivative, integral, limit, sum) binds its variable: `\int_0^1 2x dx = 1` is
+                # an evaluation, where `a + b = 3` is a condition and `a^2 + b^2 = c^2` a law, not identities
+                computed = bool(_CALCULUS.search(sa + " " + sb))
+                if _BARE_HEAD.match(sa) or _BARE_HEAD.match(sb) or (
+                        free_a != free_b and not computed and (_NUMBER_ONLY.match(sa) or _NUMBER_ONLY.match(sb))):
                     continue
-                if len(parts) == 2 and (free_a or free_b) and "\\sum" not in a:
-                    continue  # a law, not an identity
-                if "\\sum" in a and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", b)):
+                if len(parts) == 2 and (free_a or free_b) and not computed:
+                    continue
+                if "\\sum" in sa and not _has_free_symbols(re.sub(r"\\sum_\{[^{}]*\}\^\{?[^{}\s]*\}?", "", sb)):
                     kind, payload = "math.series", {"series": a, "equals": b}
-                else:
-                    kind, payload = "math.equality", {"lhs": a, "rhs": b}
+                else:  # as printed, read by the paper-statement checker (never refuted on an unsure parse)
+                    kind, payload = "math.statement", {"statement": f"{a} = {b}"}
+                if preamble := preamble_for(a + " " + b, macros):
+                    payload["preamble"] = preamble
                 out.append(Statement(kind, payload, [quote], "mathematics",
                                      f"equation step does not hold: {a} = {b}"))  # fmt: skip
     return out, definitions
 
 
-def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]:
+def _redefinitions(definitions: list[tuple[str, str, Quote]], macros: dict[str, Macro] | None = None,
+                   ) -> list[Statement]:  # fmt: skip
     by_head: dict[str, list[tuple[str, Quote]]] = {}
     for head, rhs, quote in definitions:
         by_head.setdefault(head, []).append((rhs, quote))
@@ -180,11 +273,15 @@ def _redefinitions(definitions: list[tuple[str, str, Quote]]) -> list[Statement]
         (r1, q1), (r2, q2) = list(forms.values())[:2]
         if fuzz.ratio(re.sub(r"\s+", "", r1), re.sub(r"\s+", "", r2)) < 80:
             continue  # two different cases, not one expression that drifted
-        out.append(Statement("math.equality", {"lhs": r1, "rhs": r2}, [q2, q1], "mathematics",
+        payload = {"statement": f"{r1} = {r2}"}
+        if preamble := preamble_for(r1 + " " + r2, macros or {}):
+            payload["preamble"] = preamble
+        out.append(Statement("math.statement", payload, [q2, q1], "mathematics",
                              f"{head} is given two different expressions: {r1} and {r2}"))  # fmt: skip
     return out
 
 
+_SECTION = re.compile(r"\\(?:sub)*section\*?\s*[\[{]")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
 
 
@@ -198,6 +295,7 @@ def _sentence_bounds(text: str, pos: int) -> tuple[int, int]:
 
 def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
     by_symbol: dict[str, list[tuple[str, Quote, tuple[str, int]]]] = {}
+    sections: dict[Quote, tuple[str, int]] = {}
     for file, text in file_texts.items():
         for m in _INLINE.finditer(text):
             a = _ASSIGN.match(m.group(1))
@@ -205,6 +303,7 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
                 q = Quote(file, m.start(), m.end(), m.group(0))
                 by_symbol.setdefault(a.group(1).replace(" ", ""), []).append(
                     (a.group(2), q, (file, _sentence_bounds(text, m.start())[0])))
+                sections[q] = (file, len(_SECTION.findall(text, 0, m.start())))
     out = []
     for symbol, uses in by_symbol.items():
         counts = Counter(v for v, _, _ in uses)
@@ -213,7 +312,11 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
         (common, n_common), (odd, n_odd) = counts.most_common()
         if n_odd != 1 or n_common < 2:
             continue
+        if all(re.fullmatch(r"\d", v) for v in (common, odd)):
+            continue  # `$\ell = 1$` modes and `$\ell = 0$` modes: a one-digit integer labels a case, not a constant
         minority = [q for v, q, _ in uses if v == odd]
+        if sections[minority[0]] not in {sections[q] for v, q, _ in uses if v == common}:
+            continue  # alone in its (sub)section: another experiment's setting (alpha = 0.3 here, 0.1 there)
         out.append(Statement("numerics.repeated_constant", {"values": [v for v, _, _ in uses]}, minority,
                              "numerics", f"{symbol} is {common} in {n_common} places but {odd} once"))  # fmt: skip
     return out
@@ -358,16 +461,17 @@ def _percentages(file: str, text: str) -> list[Statement]:
     return out
 
 
-def extract_statements(files: dict[str, str]) -> list[Statement]:
+def extract_statements(files: dict[str, str], main_file: str | None = None) -> list[Statement]:
     """Every checkable statement in a copy's `.tex` files (see the module docstring)."""
     texts = {f: mask_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
+    macros = paper_macros(texts, main_file)
     statements: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
     for file, text in texts.items():
-        found, defs = _math_statements(file, text)
+        found, defs = _math_statements(file, text, macros)
         statements += found
         definitions += defs
         statements += _tables(file, text) + _percentages(file, text)
-    statements += _redefinitions(definitions) + _repeated_constants(texts) + _abstract_body(texts)
+    statements += _redefinitions(definitions, macros) + _repeated_constants(texts) + _abstract_body(texts)
     # quotes must be verbatim source text (masking only blanks comments)
     return [s for s in statements if all(q.text.strip() and files[q.file][q.start:q.end] == q.text for q in s.quotes)]
