@@ -219,12 +219,11 @@ def _paid_config(cluster: NetnsCluster, name: str, api_base: str) -> Path:
 def test_a_worker_host_killed_mid_run_pays_for_no_finished_answer_again(cluster: NetnsCluster, tmp_path):
     """A paid system (a model behind the replay server): the kill costs only the answers of the
     shard that was running on the killed host; every answer of a finished shard stays paid once."""
-    from verifiers.llm_zero_shot import build_messages
-
     from clients.llm_request import messages_hash
     from corpora import load_corpus
     from storage.records import Item
     from tests.helpers.replay_server import replay_server, reset_stats, server_stats, server_times
+    from verifiers.citations.llm_zero_shot import build_messages
 
     s3 = cluster.s3_client()
     if "multihost" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:

@@ -14,7 +14,7 @@ paired differences [Table 3], per-variant accuracy [Table 4], corruption-family 
 Dirichlet weight vectors, title-deletion stress [Table 8], reference omission and suffixed DOIs,
 the sufficient separation condition (epsilon, delta_t, delta_a, beta_w), pair title-similarity
 statistics and the stratum composition [Table 1]. `run_audit` returns one JSON-able dict; the
-report is rendered by `scoring.citeintegrity_report`.
+report is rendered by `scoring.citations.citeintegrity_report`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Candidate retrieval (§ "Candidate selection"): a populated DOI is looked up exactly, with no title
 fallback overriding it; without a DOI the best title match is taken (ties: smaller record id, as
-the index orders them). Features x = (s_t, s_a, s_y, s_v) come from `corpora.citation_normalization`. Rules:
+the index orders them). Features x = (s_t, s_a, s_y, s_v) come from `corpora.citations.normalization`. Rules:
 
     doi_membership    accept iff the DOI is in the source
     normalized_exact  accept iff all four features are 1
@@ -18,7 +18,7 @@ then the higher threshold). The system maps the paper's binary decision onto the
 policy: no candidate (DOI absent from the source, no title hit, or a DOI-free best title hit below
 `min_candidate_title` similarity, i.e. nothing retrieved that could be the cited work) is
 UNCERTAIN, never fabricated; a failed lookup is UNCERTAIN with `detail["outage_sources"]`
-(`verifiers.source_set.no_evidence`). Benchmarks reproducing the paper's binary scores use the functions.
+(`verifiers.citations.source_set.no_evidence`). Benchmarks reproducing the paper's binary scores use the functions.
 
 `doi_membership` as a system can also say HALLUCINATED, where the evidence supports it: the DOI
 resolves to another work (title similarity under `min_candidate_title`), or it is absent from a

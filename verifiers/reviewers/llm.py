@@ -99,7 +99,7 @@ _TYPE_WORDS: dict[str, tuple[str, ...]] = {
 
 
 def reading(payload: dict[str, Any]) -> ReadingText:
-    """The copy in reading order (`corpora.latex_paper.reading_order_text`): the main file with its
+    """The copy in reading order (`corpora.papers.latex_paper.reading_order_text`): the main file with its
     inputs in place, each file marked by a `% ==== file: <path> ====` line, without comments,
     `\\iffalse` blocks or `.bib` files (issue 15: alphabetical order put a 21 kB bibliography
     first and hid every injection behind a 12,000-character cut)."""
