@@ -15,8 +15,6 @@ Returns the written paths (log them as MLflow artifacts).
 
 from __future__ import annotations
 
-import csv
-import html
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,8 +25,8 @@ import pyarrow as pa
 from scoring.papers.figures import agreement_matrix, dose_response, false_positive_bars
 from scoring.papers.metrics import CONTROL_PREFIX, NULL_TOLERANCE, audit_validity, paper_audit_metrics
 from scoring.papers.verdicts import ERROR_TYPES, SEVERITIES
+from scoring.report_pages import Table, write_metrics_csv, write_pages
 
-Table = tuple[list[str], list[list[str]]]
 
 def _controls(rows: Sequence[dict], track: str = "all") -> Table:
     idx = {(r["system"], r["metric"], r["stratum"]): r for r in rows}
@@ -192,32 +190,6 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     return sections
 
 
-def _md_table(t: Table) -> str:
-    head, body = t
-    if not body:
-        return "_no data_\n"
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
-    return "\n".join(lines) + "\n"
-
-
-def _html_table(t: Table) -> str:
-    head, body = t
-    if not body:
-        return "<p><em>no data</em></p>"
-    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
-    b = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=names)
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str = "paper-audit",
                        families: Mapping[str, str] | None = None, metrics: pa.Table | None = None,
                        title: str = "Paper audit", truth: pa.Table | None = None,
@@ -245,27 +217,7 @@ def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str =
     n_flag = sum(1 for k in verdicts.column("unit_kind").to_pylist() if k == "flag") if verdicts.num_rows else 0
     intro = (f"Run `{run_id}`: {n_inj} injection verdicts, {n_flag} clean-copy flag verdicts. Every number is "
              "recomputed from the stored verdicts (`paper_metrics.csv`).")
-    sections = _sections(rows)
-    md = [f"# {title}\n", intro + "\n"]
-    body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(intro)}</p>"]
-    invalid = audit_validity(rows)
-    if invalid:
-        md.insert(1, f"**{invalid}**\n")
-        body.insert(1, f"<p><strong>{html.escape(invalid)}</strong></p>")
-    for name, note, t in sections:
-        md += [f"## {name}\n", note + "\n", _md_table(t)]
-        body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", _html_table(t)]
-    md.append("## Figures\n")
-    body.append("<h2>Figures</h2>")
-    for f in figures:
-        md.append(f"![{f.stem}]({f.name})\n")
-        body.append(f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>')
-    md_path = out / "paper_report.md"
-    md_path.write_text("\n".join(md), encoding="utf-8")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
-             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
-    html_path = out / "paper_report.html"
-    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>", encoding="utf-8")
-    csv_path = _write_csv(out / "paper_metrics.csv", rows, table.schema.names)
+    md_path, html_path = write_pages(out, "paper_report", title=title, intro=intro, sections=_sections(rows),
+                                     figures=figures, warning=audit_validity(rows))  # fmt: skip
+    csv_path = write_metrics_csv(out / "paper_metrics.csv", rows, table.schema.names)
     return [md_path, html_path, csv_path, *figures]

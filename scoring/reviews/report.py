@@ -9,8 +9,6 @@ F1 overall and per LLM reviewer on the natural track). Every number the text sho
 
 from __future__ import annotations
 
-import csv
-import html
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +18,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from scoring.report_pages import write_metrics_csv, write_pages  # noqa: E402
 
 Rows = Sequence[dict]
 
@@ -152,32 +152,10 @@ def write_review_report(out_dir: str | Path, rows: Rows, *, track: str, title: s
     out.mkdir(parents=True, exist_ok=True)
     figures = [type_f1_heatmap(rows, out / "type_f1_heatmap.png", track=track),
                level_bars(rows, out / "level_f1_bars.png", track=track)]  # fmt: skip
-    md = [f"# {title}\n", intro + "\n"]
-    body = [f"<h1>{html.escape(title)}</h1>", f"<p>{html.escape(intro)}</p>"]
-    for name, note, (head, lines) in _sections(rows, track):
-        md += [f"## {name}\n", note + "\n", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        md += ["| " + " | ".join(line) + " |" for line in lines] + [""]
-        cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-        trs = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in line) + "</tr>" for line in lines)
-        body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", f"<table><tr>{cells}</tr>{trs}</table>"]
-    md.append("## Figures\n")
-    body.append("<h2>Figures</h2>")
-    for f in figures:
-        md.append(f"![{f.stem}]({f.name})\n")
-        body.append(f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>')
-    md_path = out / "review_report.md"
-    md_path.write_text("\n".join(md), encoding="utf-8")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
-             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
-    html_path = out / "review_report.html"
-    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>", encoding="utf-8")
-    csv_path = out / "review_metrics.csv"
+    md_path, html_path = write_pages(out, "review_report", title=title, intro=intro,
+                                     sections=_sections(rows, track), figures=figures)  # fmt: skip
     names = ["run_id", "system", "metric", "stratum", "eval_mode", "value", "ci_low", "ci_high", "n"]
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=names, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    csv_path = write_metrics_csv(out / "review_metrics.csv", rows, names)
     return [md_path, html_path, csv_path, *figures]
 
 

@@ -129,6 +129,31 @@ def _scores(store: Store, run_id: str) -> dict:
             if k != "run_id" and "elapsed" not in k and "seconds" not in k and "cost" not in k}  # fmt: skip
 
 
+def _kill_a_busy_host(cluster: NetnsCluster, driver: subprocess.Popen, prefix: str, log: Path) -> tuple[Store, str, set, str]:
+    """Once the run under `s3://multihost/<prefix>` has finished two shards, SIGKILL the raylet of a
+    worker host running a shard worker. Returns the store, the run id, the shards finished at the
+    kill and the killed host."""
+    from ray.util.state import list_actors
+
+    store = Store(f"s3://multihost/{prefix}")
+    deadline, run_id = time.monotonic() + 600, None
+    while time.monotonic() < deadline and driver.poll() is None:
+        run_ids = _run_ids(cluster, "multihost", prefix)
+        if run_ids and len(store.finished_shards(run_ids[0])) >= 2:
+            run_id = run_ids[0]
+            break
+        time.sleep(0.3)
+    assert run_id, "the run never finished two shards:\n" + log.read_text()[-4000:]
+    nodes = cluster.node_ids()
+    busy = sorted({nodes[a.node_id] for a in list_actors(address=cluster.dashboard_url, limit=1000)
+                   if a.class_name == "ShardWorker" and a.state == "ALIVE"} - {"head"})  # fmt: skip
+    assert busy, "no worker actor on a worker host to kill"
+    finished_at_kill = set(store.finished_shards(run_id))
+    cluster.kill_raylet(busy[0])
+    print(f"\nkilled the raylet of {busy[0]} with {len(finished_at_kill)}/20 shards finished")
+    return store, run_id, finished_at_kill, busy[0]
+
+
 def test_a_worker_host_killed_mid_run_changes_no_output_and_no_score(cluster: NetnsCluster, tmp_path):
     s3 = cluster.s3_client()
     if "multihost" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
@@ -140,25 +165,9 @@ def test_a_worker_host_killed_mid_run_changes_no_output_and_no_score(cluster: Ne
 
     log = tmp_path / "killed.log"
     driver = _driver(cluster, _scripted_config(cluster, "killed", 0.4), log)
-    store = Store("s3://multihost/killed")
-    deadline, run_id = time.monotonic() + 600, None
-    while time.monotonic() < deadline and driver.poll() is None:
-        run_ids = _run_ids(cluster, "multihost", "killed")
-        if run_ids and len(store.finished_shards(run_ids[0])) >= 2:
-            run_id = run_ids[0]
-            break
-        time.sleep(0.3)
-    assert run_id, "the run never finished two shards:\n" + log.read_text()[-4000:]
-
-    from ray.util.state import list_actors
-
+    store, run_id, finished_at_kill, killed = _kill_a_busy_host(cluster, driver, "killed", log)
+    done_at_kill = len(finished_at_kill)
     nodes = cluster.node_ids()
-    busy = sorted({nodes[a.node_id] for a in list_actors(address=cluster.dashboard_url, limit=1000)
-                   if a.class_name == "ShardWorker" and a.state == "ALIVE"} - {"head"})  # fmt: skip
-    assert busy, "no worker actor on a worker host to kill"
-    done_at_kill = len(store.finished_shards(run_id))
-    cluster.kill_raylet(busy[0])
-    print(f"\nkilled the raylet of {busy[0]} with {done_at_kill}/20 shards finished")
 
     assert driver.wait(timeout=600) == 0, log.read_text()[-4000:]
     assert done_at_kill < 20, "the kill landed after the run had finished"
@@ -166,8 +175,10 @@ def test_a_worker_host_killed_mid_run_changes_no_output_and_no_score(cluster: Ne
     outputs = store.read_outputs(run_id)
     ids = outputs.column("item_id").to_pylist()
     assert len(ids) == len(set(ids)) == 100
+    from ray.util.state import list_actors
+
     died = [a for a in list_actors(address=cluster.dashboard_url, limit=1000)
-            if a.class_name == "ShardWorker" and nodes.get(a.node_id) == busy[0] and a.state == "DEAD"]  # fmt: skip
+            if a.class_name == "ShardWorker" and nodes.get(a.node_id) == killed and a.state == "DEAD"]  # fmt: skip
     assert died, "no worker actor died with the killed host"
     baseline_id = _run_ids(cluster, "multihost", "baseline")[0]
     base_store = Store("s3://multihost/baseline")
@@ -238,25 +249,7 @@ def test_a_worker_host_killed_mid_run_pays_for_no_finished_answer_again(cluster:
 
         log = tmp_path / "paid-killed.log"
         driver = _driver(cluster, _paid_config(cluster, "paid-killed", url), log, env)
-        store = Store("s3://multihost/paid-killed")
-        deadline, run_id = time.monotonic() + 600, None
-        while time.monotonic() < deadline and driver.poll() is None:
-            run_ids = _run_ids(cluster, "multihost", "paid-killed")
-            if run_ids and len(store.finished_shards(run_ids[0])) >= 2:
-                run_id = run_ids[0]
-                break
-            time.sleep(0.3)
-        assert run_id, "the run never finished two shards:\n" + log.read_text()[-4000:]
-
-        from ray.util.state import list_actors
-
-        nodes = cluster.node_ids()
-        busy = sorted({nodes[a.node_id] for a in list_actors(address=cluster.dashboard_url, limit=1000)
-                       if a.class_name == "ShardWorker" and a.state == "ALIVE"} - {"head"})  # fmt: skip
-        assert busy, "no worker actor on a worker host to kill"
-        finished_at_kill = store.finished_shards(run_id)
-        cluster.kill_raylet(busy[0])
-        print(f"\nkilled the raylet of {busy[0]} with {len(finished_at_kill)}/20 shards finished")
+        store, run_id, finished_at_kill, _ = _kill_a_busy_host(cluster, driver, "paid-killed", log)
         assert driver.wait(timeout=600) == 0, log.read_text()[-4000:]
         stats, times = server_stats(url), server_times(url)
 
