@@ -118,6 +118,10 @@ def measure_rate_run(cluster: NetnsCluster, name: str, *, rate: float, items: in
     if "multihost" not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
         s3.create_bucket(Bucket="multihost")
     corpus = rate_corpus(cluster.work_dir / f"{name}.jsonl", items)
+    # one shard per worker: both systems' shards run side by side from the start, so neither server
+    # waits while the pool is busy with the other system's shards (that would measure the
+    # scheduling, not the limiter)
+    shard_size = -(-2 * items // workers)
     rpm = rate * 60
     bib = start_bib_server(host=cluster.bridge_ip, priority=SERVER_PRIORITY)
     try:
@@ -127,7 +131,7 @@ def measure_rate_run(cluster: NetnsCluster, name: str, *, rate: float, items: in
             config = cluster.work_dir / f"{name}.toml"
             config.write_text(
                 f'storage = "s3://multihost/{name}"\ntracking_uri = "none"\nsnapshot = "{SNAPSHOT}"\n'
-                f'workers = {workers}\ncpus_per_worker = 1\nshard_size = 10\nbootstrap = 0\n'
+                f'workers = {workers}\ncpus_per_worker = 1\nshard_size = {shard_size}\nbootstrap = 0\n'
                 f'[corpus]\npath = "{corpus}"\n'
                 f'[llm]\ncache_dir = "{cluster.node_dir / f"cache-{name}"}"\nconcurrency = 8\n'
                 f'source_base_urls = {{ crossref = "{bib.base_url("crossref")}" }}\n'
