@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -111,14 +111,8 @@ def _lines(path: Path) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
-def paper_id_for(line: int, title: str) -> str:
-    return f"rc{line:02d}-{hashlib.sha1(title.encode()).hexdigest()[:8]}"
-
-
-def load_reviewcritique(path: str | Path) -> IngestResult:
-    """Every (paper, LLM reviewer) review of a ReviewCritique JSONL file, with its segment labels."""
-    path = corpus_file(path)
-    out = IngestResult()
+def _json_objects(path: Path, out: IngestResult) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every JSON-object line; other lines are recorded on `out` as errors."""
     for n, line in _lines(path):
         try:
             row = _loads(line)
@@ -128,6 +122,18 @@ def load_reviewcritique(path: str | Path) -> IngestResult:
         if not isinstance(row, dict):
             out.errors.append(LoadError(str(path), n, f"expected a JSON object, got {type(row).__name__}"))
             continue
+        yield n, row
+
+
+def paper_id_for(line: int, title: str) -> str:
+    return f"rc{line:02d}-{hashlib.sha1(title.encode()).hexdigest()[:8]}"
+
+
+def load_reviewcritique(path: str | Path) -> IngestResult:
+    """Every (paper, LLM reviewer) review of a ReviewCritique JSONL file, with its segment labels."""
+    path = corpus_file(path)
+    out = IngestResult()
+    for n, row in _json_objects(path, out):
         bad = [k for k in ("title", "body_text") if not isinstance(row.get(k), str)]
         if bad:
             out.errors.append(LoadError(str(path), n, f"field {bad[0]!r} missing or not a string"))
@@ -188,15 +194,7 @@ def load_review_jsonl(path: str | Path) -> IngestResult:
     out = IngestResult()
     per_paper: Counter[str] = Counter()
     seen: set[str] = set()
-    for n, line in _lines(path):
-        try:
-            row = _loads(line)
-        except json.JSONDecodeError as exc:
-            out.errors.append(LoadError(str(path), n, f"invalid JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(LoadError(str(path), n, f"expected a JSON object, got {type(row).__name__}"))
-            continue
+    for n, row in _json_objects(path, out):
         bad = next((k for k in ("paper_id", "paper_text", "review_text") if not isinstance(row.get(k), str)), None)
         if bad is None and not row["review_text"].strip():
             bad = "review_text"
