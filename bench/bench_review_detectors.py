@@ -26,16 +26,15 @@ import asyncio
 import json
 import math
 import os
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from bench.bench_llm_gateway import start_server  # noqa: E402  (one way to start the replay server)
 from clients.llm_gateway import LLMServices  # noqa: E402
 from corpora.reviews import ingest  # noqa: E402
 from corpora.reviews.records import ReviewCopy, ReviewTruth  # noqa: E402
@@ -61,24 +60,6 @@ def load_reviewcritique(path: Path) -> tuple[list[ReviewCopy], list[ReviewTruth]
 
 def items_of(copies: list[ReviewCopy]) -> list[Item]:
     return [Item(c.review_id, "review", "reviewcritique_llm", None, c.to_payload()) for c in copies]
-
-
-def start_server(*args: str) -> tuple[subprocess.Popen, str]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "jobs.llm_replay_server", "serve", "--port", str(port), *args],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"{url}/stats", timeout=1)
-            return proc, url
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("replay server did not start")
 
 
 def segment_summary(copies, truths, reviewer_of, outputs) -> dict:
