@@ -42,7 +42,16 @@ def test_wall_clock_limit_kills_and_replaces_the_worker(runner):
     assert ok.outcome == "confirmed"
 
 
-def test_memory_limit_gives_inconclusive_and_the_runner_survives(runner):
+@pytest.fixture(scope="module")
+def memory_runner():
+    """A small memory cap and a wall limit far beyond it: on a loaded machine sympy fills 300 MiB at
+    whatever pace it gets, and the memory limit, not the clock, must be what stops it."""
+    with IsolatedRunner(workers=1, limits=Limits(timeout_s=300.0, memory_mb=300)) as r:
+        yield r
+
+
+def test_memory_limit_gives_inconclusive_and_the_runner_survives(memory_runner):
+    runner = memory_runner
     result = runner.run("math.equality", {"lhs": "(x+y+z)^{3000}", "rhs": "1"})
     assert result.outcome == "inconclusive"
     assert "memory" in result.reason
