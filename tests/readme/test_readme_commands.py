@@ -46,8 +46,10 @@ COMMANDS: dict[str, Check] = {
         Check("test", "tests/jobs/test_run_corpus.py (the bundled sample run, no arguments)"),
     "pip install -e '.[dev]' && python -m pytest":
         Check("test", "this suite itself"),
-    "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50":
+    "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50 --storage runs/sharded":
         Check("run", r"(?i)\[pool\]|leaderboard", heavy=True),
+    "python jobs/run_corpus.py --snapshot 2026-11-01":
+        Check("test", "tests/readme/test_readme_tour.py::test_readme_tour_runs_top_to_bottom"),
     'python jobs/run_corpus.py --systems \'field_match:sources=["offline_index"],'
     'index_path=corpora/samples/real_references.jsonl,closed_world=true\'':
         Check("run", r"field_match\s+0\.\d+", heavy=True),
@@ -61,7 +63,7 @@ COMMANDS: dict[str, Check] = {
     "python jobs/compare_runs.py BEFORE_RUN_ID AFTER_RUN_ID --storage ./runs":
         Check("test", "tests/jobs/test_compare_runs.py::test_two_real_runs_differing_in_closed_world"),
     "python jobs/drift.py RUN_ID --storage ./runs":
-        Check("test", "tests/jobs/test_compare_runs.py::test_drift_reruns_on_a_new_snapshot_and_compares"),
+        Check("test", "tests/readme/test_readme_tour.py::test_readme_tour_runs_top_to_bottom"),
     "bash infra/dev_services.sh start && source .dev-services/env.sh":
         Check("test", "tests/infra/test_dev_services.py::test_start_submit_stop_in_a_fresh_clone"),
     "ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml":
