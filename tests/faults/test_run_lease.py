@@ -15,15 +15,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 import pyarrow as pa
+import pytest
 
 from storage.run_lease import LeaseLostError, RunLease
 from storage.store import LeasedStoreUri, Store
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.run_job import run_job
 from tests.helpers.s3_server import file_or_s3_store
+
 CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
 
 

@@ -5,6 +5,7 @@ kills the driver; temp files of killed writers are cleaned up; errors are classi
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import subprocess
@@ -39,8 +40,85 @@ def test_connection_errors_and_5xx_are_outages_refusals_are_access_errors():
     assert isinstance(classify_storage_error(bx.NoCredentialsError(), "b/k", local=False), StorageAccessError)
     assert isinstance(classify_storage_error(OSError(28, "No space left on device"), "/runs/x", local=True),
                       StorageUnavailableError)  # fmt: skip
-    assert isinstance(classify_storage_error(PermissionError(13, "denied"), "/runs/x", local=True), StorageAccessError)
+    assert isinstance(classify_storage_error(NotADirectoryError(20, "not a dir"), "/runs/x", local=True),
+                      StorageAccessError)  # fmt: skip
     assert classify_storage_error(ValueError("a bug"), "/runs/x", local=True) is None  # not storage's: raised as is
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.ENOSPC, errno.EDQUOT])
+def test_a_disk_remounted_read_only_or_full_is_an_outage_not_a_refusal(code):
+    # before: EROFS and EACCES were access errors, so a remount mid-run burned every shard's attempts
+    exc = PermissionError(code, os.strerror(code)) if code == errno.EACCES else OSError(code, os.strerror(code))
+    classified = classify_storage_error(exc, "/runs/r/shards/shard-00001.parquet", local=True)
+    assert isinstance(classified, StorageUnavailableError)
+    assert "/runs/r/shards/shard-00001.parquet" in str(classified)
+
+
+class FailingDisk:
+    """A local pyarrow filesystem whose writes fail with `code` after some bytes reached the disk
+    (as a disk filling up does), while `failing` is set."""
+
+    def __init__(self, real, code: int) -> None:
+        self.real, self.code, self.failing = real, code, True
+
+    def open_output_stream(self, path, *args, **kwargs):
+        stream = self.real.open_output_stream(path, *args, **kwargs)
+        if not self.failing:
+            return stream
+        stream.write(b"partial")
+        stream.close()
+        raise OSError(self.code, f"Error writing bytes to file. Detail: [errno {self.code}] {os.strerror(self.code)}")
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def temp_files(root) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if ".tmp-" in p.name or ".scrutineer-probe-" in p.name)
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.ENOSPC])
+def test_failed_store_writes_are_outages_and_leave_no_temp_file(tmp_path, code):
+    from cluster.runner import _storage_unavailable
+    from storage.run_lease import RunLease
+    from tests.faults.test_run_lease import one_row_table
+
+    store = Store(str(tmp_path / "runs"))
+    store.fs = FailingDisk(store.fs, code)
+    with pytest.raises(StorageUnavailableError, match="shard-00003.parquet") as down:
+        store.write_shard("r1", 3, one_row_table("a"))
+    # what the runner sees from a worker: an outage (pause, attempt uncounted), never the shard's fault
+    assert _storage_unavailable(down.value) is down.value
+    with pytest.raises(StorageUnavailableError, match="manifest.json"):
+        store.open_run("r1", {"run_id": "r1"})
+    with pytest.raises(StorageUnavailableError, match="shard-00004.json"):
+        store.mark_shard_failed("r1", 4, "boom", 3)
+    lease = RunLease(store, ["r1"], ttl_s=30, log=lambda line: None)
+    with pytest.raises(StorageUnavailableError, match="lease.json"):
+        lease.acquire()
+    assert temp_files(tmp_path) == []  # before: shard-*.tmp-*, manifest.json.tmp-*, lease.json.tmp-* stayed
+    store.fs.failing = False  # storage is back: the same calls work
+    store.write_shard("r1", 3, one_row_table("a"))
+    lease.acquire()
+    lease.release()
+    assert store.finished_shards("r1") == {3} and temp_files(tmp_path) == []
+
+
+def test_a_probe_on_a_full_disk_is_an_outage_and_leaves_no_probe_file(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from storage.filesystem import probe_storage
+
+    real_write = Path.write_bytes
+
+    def disk_full(self, data):
+        real_write(self, data[:2])  # some bytes made it, then the disk filled
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    with pytest.raises(StorageUnavailableError, match="no space left"):
+        probe_storage(str(tmp_path / "runs"))
+    assert temp_files(tmp_path) == []  # before: a .scrutineer-probe-* file per failed probe
 
 
 def test_local_write_failure_raises_a_classified_error(tmp_path):
