@@ -312,8 +312,9 @@ class Store:
         except (ValueError, KeyError, TypeError):
             raise LeaseLostError(run_id, "an unreadable lease record") from None
         if owner != self.lease_owner:
-            where = f"host {record.get('host')}, pid {record.get('pid')}" if isinstance(record, dict) else "?"
-            raise LeaseLostError(run_id, f"{where} (owner {owner})")
+            # a lease record is anyone's writing: keep what is quoted from it short
+            raise LeaseLostError(run_id, f"host {str(record.get('host'))[:100]}, pid {str(record.get('pid'))[:20]} "
+                                         f"(owner {str(owner)[:200]})")  # fmt: skip
 
     def finished_shards(self, run_id: str) -> set[int]:
         return set(self._shard_files(run_id))

@@ -299,3 +299,28 @@ def test_s3_outage_mid_run_pauses_once_then_the_run_finishes_without_a_retry_sto
     assert attempts < 3 * shards, f"{attempts} shard attempts for {shards} shards: a retry storm"
     print(f"shard attempts {attempts:.0f} for {shards} shards; pause lines {len(pause_lines)}; "
           f"retry lines {sum(line.startswith('[retry]') for line in out.splitlines())}")
+
+
+# -- a disk that fills up while the plan or the results are written --------------------------------
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("full_at", "status", "step"),
+    [("/manifest.json", 2, "writing the run plan"), ("/tables/metrics.parquet", 1, "publishing the results")],
+)
+def test_a_full_disk_at_plan_or_publish_is_one_line_naming_the_path_not_a_traceback(ray_head, tmp_path, full_at,
+                                                                                    status, step):  # fmt: skip
+    from tests.helpers.run_job import run_job
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(DEFAULT_CORPUS.read_text().splitlines(keepends=True)[:6]))
+    env = ray_head.env() | {"SCRUTINEER_TEST_FULL_DISK": full_at}
+    result = run_job("run_corpus.py", "--corpus", str(corpus), "--plugins", "tests.helpers.scripted_system,"
+                     "tests.helpers.full_disk", "--systems", "scripted", "--storage", str(tmp_path / "runs"),
+                     "--tracking-uri", "none", "--bootstrap", "0", cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == status, output[-3000:]
+    assert "Traceback" not in output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and step in errors[0] and full_at in errors[0], result.stderr[-2000:]
+    assert "no space left" in errors[0].lower()
+    assert temp_files(tmp_path / "runs") == []
