@@ -100,6 +100,7 @@ class ShardedAudit:
             store_uri=config.storage,
             pool=PoolConfig(workers=config.workers, cpus_per_worker=config.cpus_per_worker,
                             max_attempts=config.max_attempts),
+            lease=plan.lease,
         )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster.outage_retry import plan_outage_retries
 from cluster.run_config import RunConfig
@@ -19,6 +19,9 @@ from storage.run_id import make_run_id
 from storage.run_record import RECORD_VERSION, answer_packages
 from storage.schemas import SCHEMA_VERSION
 from storage.store import Store
+
+if TYPE_CHECKING:
+    from storage.run_lease import RunLease
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ class RunPlan:
     runs: list[PlannedRun]
     tasks: list[ShardTask]
     store: Store
+    lease: RunLease | None = None
+    """The driver's lease on these runs: the runner confirms it and fences shard writes with it."""
 
 
 def run_id_of(config: RunConfig, corpus: Any, spec: Any) -> str:
@@ -79,7 +84,8 @@ def _warn_if_index_changed(run_id: str, stored: dict[str, Any], current: dict[st
               "finished shards keep the old answers (use another --snapshot or --storage for a clean run)", flush=True)
 
 
-def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any]) -> RunPlan:
+def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any],
+             lease: RunLease | None = None) -> RunPlan:  # fmt: skip
     store = Store(config.storage)
     revision = current_revision()
     packages = answer_packages()  # versions of the dependencies that change answers (storage/run_record.py)
@@ -123,4 +129,4 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
             ShardTask(run_id, spec.display_name, spec.config_hash(), spec, context, shard_id, rows[0], rows[-1] + 1, rows)
             for shard_id, rows in plan_outage_retries(store, run_id, corpus.items, config.shard_size, len(ranges))
         )
-    return RunPlan(runs, tasks, store)
+    return RunPlan(runs, tasks, store, lease)

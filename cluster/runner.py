@@ -6,6 +6,12 @@ failed in the store and reported, never dropped. A retried shard waits a jittere
 backoff while the others proceed. A storage outage (a worker's write found storage down) pauses
 the run: no attempt is counted, the driver probes storage with a growing wait and resumes. When a system reports its budget exhausted the
 runner stops handing out shards, lets the running ones finish and returns, resumable.
+
+With a run lease (`storage/run_lease.py`) the driver confirms it before handing out any shard, and
+its workers' shard writes are fenced by it (`storage/store.py`). Once another driver took the run
+over (this one was frozen, or cut off from storage, past the lease's TTL) nothing more is handed
+out; the shards in flight run to their end (the answers they paid for are exported for the new
+owner) but their shard files are refused, and the outcome names the new owner (`lease_lost`).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 import ray
@@ -25,7 +31,13 @@ from cluster.progress import Progress
 from cluster.shard_worker import ShardResult, ShardWorker
 from cluster.shards import ShardTask
 from storage.filesystem import StorageUnavailableError, is_remote, probe_storage, remove_stale_temp_files
-from storage.store import Store
+from storage.store import LeasedStoreUri, LeaseLostError, Store
+
+if TYPE_CHECKING:
+    from storage.run_lease import RunLease
+
+
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass(frozen=True)
@@ -65,10 +77,14 @@ class RunOutcome:
     storage_pauses: int = 0
     unrecorded: dict[tuple[str, int], str] = field(default_factory=dict)
     """Failed shards whose failure record storage would not take (listed at the end)."""
+    lease_lost: str | None = None
+    """Set when another driver took the run over mid-run: which run, and who holds it now."""
+    discarded: list[tuple[str, int]] = field(default_factory=list)
+    """Shards that ran after the lease was lost and whose writes were refused (the new owner's now)."""
 
     @property
     def complete(self) -> bool:
-        return not self.failed and not self.stopped_by_budget and not self.stopped_by_storage
+        return not self.failed and not self.stopped_by_budget and not self.stopped_by_storage and not self.lease_lost
 
 
 def run_shard_tasks(
@@ -79,9 +95,12 @@ def run_shard_tasks(
     store_uri: str,
     pool: PoolConfig,
     on_shard_done: Callable[[ShardResult], None] | None = None,
+    lease: RunLease | None = None,
 ) -> RunOutcome:
-    store = Store(store_uri)
+    owner = lease.owner if lease is not None else None
+    store = Store(store_uri, lease_owner=owner)  # failure records fenced like the workers' shards
     store_uri = store.uri  # absolute: workers resolve it in their own working directory
+    worker_uri = LeasedStoreUri(store_uri, owner) if owner else store_uri
     outcome = RunOutcome()
     run_ids = sorted({t.run_id for t in tasks})
     _clean_temp_files(store, run_ids)
@@ -106,7 +125,7 @@ def run_shard_tasks(
         print(f"[pool] {note}", flush=True)
     items_ref = ray.put(items)
     actor_cls = ray.remote(num_cpus=pool.cpus_per_worker, num_gpus=pool.gpus_per_worker, max_restarts=0)(ShardWorker)
-    workers = [actor_cls.remote(build, store_uri) for _ in range(size)]
+    workers = [actor_cls.remote(build, worker_uri) for _ in range(size)]
     try:  # a worker that cannot even start (e.g. our packages not importable there) fails the run at once
         ray.get([w.ping.remote() for w in workers], timeout=300)
     except (RayActorError, ActorDiedError, ray.exceptions.GetTimeoutError) as exc:
@@ -116,8 +135,32 @@ def run_shard_tasks(
     outage = _StorageOutage(store_uri, pool)
     in_flight: dict[ray.ObjectRef, tuple[int, ShardTask]] = {}
 
+    def lose_lease(lost: LeaseLostError) -> None:
+        if outcome.lease_lost is None:
+            outcome.lease_lost = str(lost)
+            print(f"[lease] LOST: {lost}; handing out no more shards, discarding the writes of the "
+                  f"{len(in_flight)} in flight", flush=True)  # fmt: skip
+
+    def lease_confirmed() -> bool:
+        """Still this driver's run? Checked before any shard is handed out."""
+        if lease is None:
+            return True
+        if outcome.lease_lost is not None:
+            return False
+        try:
+            lease.confirm()
+        except LeaseLostError as lost:
+            lose_lease(lost)
+            return False
+        except Exception as exc:  # the lease could not be renewed: storage is down, pause until it is back
+            outage.start(f"the run lease could not be renewed: {type(exc).__name__}: {_first_line(exc)}")
+            return False
+        return True
+
     def submit() -> None:
-        if outcome.stopped_by_budget or outage.active or outage.gave_up:
+        if outcome.stopped_by_budget or outage.active or outage.gave_up or outcome.lease_lost:
+            return
+        if pending and idle and not lease_confirmed():
             return
         now = time.monotonic()
         for task in list(pending):  # a shard still in its backoff waits; the others go ahead
@@ -130,7 +173,9 @@ def run_shard_tasks(
             in_flight[workers[slot].run_shard.remote(task, items_ref)] = (slot, task)
 
     submit()
-    while in_flight or (pending and not outcome.stopped_by_budget and not outage.gave_up):
+    while in_flight or (pending and not outcome.stopped_by_budget and not outage.gave_up and not outcome.lease_lost):
+        if lease is not None and lease.lost and outcome.lease_lost is None:
+            lease_confirmed()  # the heartbeat saw the loss first: stop now, not at the next hand-out
         if outage.active and outage.due():
             if outage.probe():
                 retries.record_unrecorded()
@@ -159,8 +204,11 @@ def run_shard_tasks(
             outcome.worker_replacements += 1
             retries.retry_or_fail(task, f"worker died: {type(exc).__name__}: {_first_line(exc)}", pending)
         except Exception as exc:
-            down = _storage_unavailable(exc)
-            if down is not None:  # not the shard's fault: it waits for storage, its attempt uncounted
+            lost, down = _cause(exc, LeaseLostError), _storage_unavailable(exc)
+            if lost is not None:  # its shard file was refused: the run is another driver's now
+                outcome.discarded.append(_key(task))
+                lose_lease(lost)
+            elif down is not None:  # not the shard's fault: it waits for storage, its attempt uncounted
                 pending.appendleft(task)
                 outage.start(_first_line(down))
             else:  # the system raised: retry the shard after a backoff
@@ -178,7 +226,8 @@ def run_shard_tasks(
         submit()
     for worker in workers:
         ray.kill(worker, no_restart=True)
-    retries.record_unrecorded(final=True)
+    if outcome.lease_lost is None:  # otherwise the new owner retries them; this driver may not write
+        retries.record_unrecorded(final=True)
     progress.maybe_print(force=True)
     outcome.storage_pauses = outage.pauses
     if outage.gave_up:
@@ -186,6 +235,9 @@ def run_shard_tasks(
         left = sum(t.size for t in pending)
         print(f"[storage] still unavailable after {pool.storage_wait_s:.0f}s: stopped with {len(pending)} shards "
               f"({left} items) left; submit the same run again to resume", flush=True)  # fmt: skip
+    if outcome.lease_lost:
+        print(f"[lease] stopped: {outcome.lease_lost}; {len(outcome.discarded)} shards' writes discarded, "
+              f"{len(pending)} shards left to the new owner", flush=True)  # fmt: skip
     if outcome.stopped_by_budget:
         left = sum(t.size for t in pending)
         print(f"[budget] stopped: {len(pending)} shards ({left} items) left; submit the same run again to resume", flush=True)
@@ -327,11 +379,17 @@ class _StorageOutage:
 
 def _storage_unavailable(exc: BaseException) -> StorageUnavailableError | None:
     """The storage outage behind a worker's error (Ray wraps it; the cause may be a few links down)."""
+    return _cause(exc, StorageUnavailableError)
+
+
+def _cause(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The innermost `kind` in a worker error's cause chain (a RayTaskError posing as its cause
+    renders as a whole traceback)."""
     found = None
-    for _ in range(5):  # the innermost one: a RayTaskError posing as its cause renders as a whole traceback
+    for _ in range(5):
         if exc is None:
             break
-        if isinstance(exc, StorageUnavailableError):
+        if isinstance(exc, kind):
             found = exc
         exc = getattr(exc, "cause", None) or exc.__cause__
     return found

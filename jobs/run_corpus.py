@@ -7,6 +7,7 @@ score -> publish) -> exit status. Nothing here depends on the audit kind.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import tempfile
@@ -30,6 +31,7 @@ from cluster.systems_flag import SYSTEMS_SYNTAX, parse_systems_flag  # noqa: E40
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
 EXIT_NOT_TRACKED = 5
+EXIT_LEASE_LOST = 6
 
 EPILOG = """
 exit status:
@@ -37,13 +39,20 @@ exit status:
   1  some shards failed after all retries (recorded under <storage>/<run_id>/failed/; run again to retry
      them), or a source or model-provider outage left answers UNCERTAIN and scores were withheld
      (run the same command again to retry just those items; see --allow-incomplete)
+     also: storage stayed down (unreachable, full, read-only) past the pause, or failed while the results
+     were published (the message names the path); free it and run the same command again: nothing
+     finished is recomputed
   2  bad configuration or corpus file (the message names the file and field), or storage, the tracking
-     server or the cluster failed its check before any work (the message says what and how to fix it)
-  3  the run finished but some items are errored (malformed input lines, system errors): see the summary
+     server or the cluster failed its check before any work (the message says what and how to fix it),
+     or storage refused the run's lease or plan (the message names the path)
   2  also: another driver owns the run (the message names it; see --wait-for-lease)
+  3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   4  a system's budget was reached; submit the same run again to resume
   5  the work is done and stored and the leaderboard printed, but the tracking server failed at the end:
      log it later with the printed `python jobs/publish_run.py ...` command
+  6  this driver lost the run to another driver (it was frozen, or cut off from storage, for longer than
+     the lease's TTL, and the other took the lease over): it stopped handing out shards, no shard it had
+     in flight landed after the takeover, and the message names the new owner, who carries the run on
 
 --systems syntax:
   {SYSTEMS}
@@ -298,7 +307,8 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
     from cluster.run_plan import plan_run
     from cluster.run_services import resolve_cache_dir
     from cluster.runner import WorkerStartError
-    from storage.run_lease import LeaseHeld, RunLease
+    from storage.filesystem import StorageError
+    from storage.run_lease import LeaseHeld, LeaseLostError, RunLease
     from storage.store import Store
     from verifiers import RunContext
 
@@ -307,6 +317,9 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         lease.acquire(wait=wait_for_lease)
     except LeaseHeld as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (StorageError, OSError) as exc:  # storage failed between the preflight probe and the lease
+        print(f"error: storage refused the run lease: {storage_failure(exc, config.storage)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     lease.release_at_exit()
     try:
@@ -330,15 +343,21 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         return RunContext(run_id, config.snapshot, cache_dir, services)
 
     try:
-        plan = plan_run(config, corpus, specs, make_context=make_context)
+        plan = plan_run(config, corpus, specs, make_context=make_context, lease=lease)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (StorageError, OSError) as exc:  # manifest, items or truth could not be written: nothing ran
+        print(f"error: storage failed while writing the run plan: {storage_failure(exc, config.storage)}; nothing ran, "
+              "run the same command again once storage is back", file=sys.stderr)  # fmt: skip
         return EXIT_BAD_INPUT
     try:
         outcome = audit.run_systems(config, corpus, plan)
     except WorkerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INCOMPLETE
+    if outcome.lease_lost:
+        return lease_lost(outcome.lease_lost, len(outcome.discarded))
     tracking_uri = resolve_tracking_uri(config)
     from storage.code_revision import current_revision
     from storage.run_publication import Submission
@@ -346,14 +365,26 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
     # this submission's own start, config and code: its MLflow submission run says so (storage/tracking.py)
     submission = Submission(started_at=time.time() - (time.monotonic() - started), config=config.model_dump(),
                             code_revision=current_revision().label)  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
-        try:
+    try:
+        lease.confirm()  # publishing is the owner's: a driver that lost the run leaves it to the new one
+        with tempfile.TemporaryDirectory(prefix="scrutineer-report-") as tmp:
             summary = finish_run(audit, AuditContext(
                 config=config, corpus=corpus, plan=plan, outcome=outcome, services=services, cache_dir=cache_dir,
                 tracking_uri=tracking_uri, submission=submission, work_dir=Path(tmp), started=started))  # fmt: skip
-        except BudgetStopped as stop:  # verdicts missing votes are not stored
-            print(f"[budget] {stop}; submit the same run again to resume", flush=True)
-            return EXIT_BUDGET
+    except BudgetStopped as stop:  # verdicts missing votes are not stored
+        print(f"[budget] {stop}; submit the same run again to resume", flush=True)
+        return EXIT_BUDGET
+    except LeaseLostError as lost:
+        return lease_lost(str(lost), 0)
+    except (StorageError, OSError) as exc:
+        if (failure := storage_failure(exc, config.storage, outage_only=True)) is None:
+            raise
+        print(f"error: storage failed while publishing the results: {failure}; the shards' outputs are kept: "
+              "run the same command again once storage is back (nothing is recomputed)", file=sys.stderr)  # fmt: skip
+        return EXIT_INCOMPLETE
+    if lease.lost:  # taken over while publishing: the new owner publishes again
+        return lease_lost(f"run {lease.lost[0]} is no longer this driver's: its lease is held by "
+                          f"{lease.lost_to.get(lease.lost[0], 'another driver')}", 0)  # fmt: skip
     print(summary.render(), flush=True)
     status = exit_status(outcome, summary)
     if tracking_uri and any(s.tracking_error for s in summary.systems):
@@ -361,6 +392,35 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         # failed shards and budget stops say more about the work; otherwise the tracking gap is the news
         return EXIT_NOT_TRACKED if status in (EXIT_OK, EXIT_ERRORED_ITEMS) else status
     return status
+
+
+def lease_lost(why: str, discarded: int) -> int:
+    print(f"error: lease lost: {why}. This driver was stalled (frozen, or cut off from storage) past the lease's "
+          f"TTL and another driver took the run over; it stopped handing out shards and discarded the writes of "
+          f"{discarded} shards in flight. The new owner carries the run on: nothing to do here.",
+          file=sys.stderr, flush=True)  # fmt: skip
+    return EXIT_LEASE_LOST
+
+
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+"""A local disk that cannot take a write (the report's scratch folder too)."""
+
+
+def storage_failure(exc: BaseException, storage_uri: str, *, outage_only: bool = False) -> str | None:
+    """One line for a storage read or write that failed: the path and why. With `outage_only`, None
+    for an error that is not storage's (a bug keeps its traceback)."""
+    from storage.filesystem import StorageError, classify_storage_error, is_remote
+
+    if isinstance(exc, StorageError):  # the store's own writes say which path already
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a disk full or read-only, the scratch one too
+        return f"{exc.filename or storage_uri}: {exc.strerror or exc}"
+    if is_remote(storage_uri) and (classified := classify_storage_error(exc, storage_uri, local=False)):
+        return str(classified)  # pyarrow's S3 reads: connection refused, 5xx
+    if outage_only:
+        return None
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 def exit_status(outcome, summary) -> int:

@@ -7,6 +7,7 @@ usual credential chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TO
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -50,7 +51,8 @@ class StorageError(Exception):
 
 
 class StorageUnavailableError(StorageError):
-    """Storage did not answer (connection refused or reset, timeout, S3 5xx, a local disk error).
+    """Storage did not answer or cannot take writes for now (connection refused or reset, timeout,
+    S3 5xx, a local disk error, a disk full or remounted read-only).
 
     Transient by nature: the runner pauses the run and retries, never counts it against a shard."""
 
@@ -76,6 +78,14 @@ _S3_REFUSALS = {
     "ExpiredToken": "the session token expired: refresh AWS_SESSION_TOKEN",
     "InvalidToken": "the session token was rejected: refresh AWS_SESSION_TOKEN",
 }
+_LOCAL_OUTAGE_ERRNOS = {
+    errno.EROFS: "read-only file system: remount it read-write",
+    errno.EACCES: "permission denied: give this user write access again",
+    errno.EPERM: "operation not permitted: give this user write access again",
+    errno.ENOSPC: "no space left on the device: free some",
+    errno.EDQUOT: "disk quota exceeded: raise the quota or free some space",
+}
+"""Local write errors that are outages: each fixed outside the run, which resumes once it is."""
 _S3_TRANSIENT = {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "RequestTimeTooSkewed"}
 
 
@@ -90,12 +100,14 @@ def classify_storage_error(exc: BaseException, path: str, *, local: bool) -> Sto
     if isinstance(exc, (StorageUnavailableError, StorageAccessError)):
         return exc
     if local:
-        if isinstance(exc, (PermissionError, NotADirectoryError, FileExistsError, IsADirectoryError)) or (
-            isinstance(exc, OSError) and exc.errno == errno.EROFS
-        ):
+        # Before the layout errors: a disk that filled up or was remounted read-only (or whose
+        # permissions were pulled) mid-run is fixed without touching the run, which waits for it.
+        if isinstance(exc, OSError) and exc.errno in _LOCAL_OUTAGE_ERRNOS:
+            return StorageUnavailableError(f"{path}: {_LOCAL_OUTAGE_ERRNOS[exc.errno]} ({exc.strerror or exc})")
+        if isinstance(exc, (NotADirectoryError, FileExistsError, IsADirectoryError)):
             return StorageAccessError(f"cannot write to {path}: {exc.strerror or exc}",
                                       "choose a writable --storage folder or fix its permissions")  # fmt: skip
-        if isinstance(exc, OSError):  # disk full, I/O error, a network mount gone: wait for it
+        if isinstance(exc, OSError):  # I/O error, a network mount gone: wait for it
             return StorageUnavailableError(f"{path}: {exc.strerror or exc}")
         return None
     try:
@@ -146,7 +158,12 @@ def probe_storage(uri: str) -> None:
     try:
         if local:
             Path(root).mkdir(parents=True, exist_ok=True)
-            Path(path).write_bytes(b"probe")
+            try:
+                Path(path).write_bytes(b"probe")
+            except BaseException:  # a write that failed half-way (disk full) leaves no probe file behind
+                with contextlib.suppress(OSError):
+                    Path(path).unlink(missing_ok=True)
+                raise
             Path(path).unlink()
         else:
             import boto3
@@ -158,7 +175,7 @@ def probe_storage(uri: str) -> None:
             client = boto3.client("s3", config=Config(connect_timeout=5, read_timeout=10,
                                                       retries={"max_attempts": 2, "mode": "standard"}))  # fmt: skip
             client.put_object(Bucket=bucket, Key=key, Body=b"probe")
-            client.delete_object(Bucket=bucket, Key=key)
+            client.delete_object(Bucket=bucket, Key=key)  # a failed PUT leaves no object: nothing to clean
     except Exception as exc:
         classified = classify_storage_error(exc, root, local=local)
         if classified is None:

@@ -20,6 +20,14 @@ rather than a weaker lease. Locally it needs a filesystem with working flock (no
 
 A job opens one run per system; `RunLease` holds all of them or none: when one is taken, the
 ones already acquired are released before reporting the owner.
+
+A driver can lose its lease while it runs: frozen (SIGSTOP, a VM paused, a GC storm) or cut off from
+storage for longer than the TTL, its heartbeat stops, the lease expires and another driver takes
+it over. `confirm()` is how the driver learns it before handing out work: it raises
+`LeaseLostError` naming the new owner once a renewal failed its compare-and-swap, and renews at once
+when the last renewal is older than `ttl_s / 3` (a driver back from a freeze never trusts a lease it
+has not renewed since). Writes of shard files and failure records are fenced by `owner`
+(`storage/store.py`), so a worker of a driver that lost the run cannot land a shard after the takeover.
 """
 
 from __future__ import annotations
@@ -36,11 +44,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from storage.store import Store
+from storage.store import LEASE_FILE, LeaseLostError, Store
 
-__all__ = ["LeaseHeld", "LeaseRecord", "RunLease", "lease_ttl_from_env"]
+__all__ = ["LeaseHeld", "LeaseLostError", "LeaseRecord", "RunLease", "lease_ttl_from_env"]
 
-LEASE_FILE = "lease.json"
 TTL_ENV = "SCRUTINEER_LEASE_TTL_S"
 DEFAULT_TTL_S = 60.0
 
@@ -60,7 +67,7 @@ def lease_ttl_from_env() -> float:
 
 
 def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")  # seconds would expire a lease early
 
 
 def _epoch(iso: str) -> float:
@@ -134,9 +141,13 @@ class RunLease:
         """One line per lease taken over from a dead or expired driver."""
         self.lost: list[str] = []
         """Runs whose lease another driver took while this one held it (a stalled heartbeat)."""
+        self.lost_to: dict[str, str] = {}
+        """For each lost run, who holds it now (as `LeaseRecord.describe` says)."""
         self._versions: dict[str, str] = {}
         self._acquired_at = ""
         self._lock = threading.Lock()
+        self._renew_lock = threading.Lock()  # one renewal at a time: two racing CAS writes would look like a loss
+        self._renewed_at = 0.0  # time.monotonic() when the last full renewal started
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -159,6 +170,7 @@ class RunLease:
                     announced = held.holder.owner
                 left = max(0.1, _epoch(held.holder.expires_at) - time.time())
                 time.sleep(min(poll_s or min(5.0, self.ttl_s / 4), left))
+        self._renewed_at = time.monotonic()
         self._stop.clear()
         self._thread = threading.Thread(target=self._heartbeat, name="run-lease-heartbeat", daemon=True)
         self._thread.start()
@@ -225,24 +237,50 @@ class RunLease:
     # -- hold ----------------------------------------------------------------------------------
     def renew(self) -> None:
         """Push every held lease's expiry `ttl_s` ahead (the heartbeat does this)."""
-        with self._lock:
-            held = dict(self._versions)
-        for run_id, version in held.items():
-            new = self.store.replace_if_unchanged(
-                self._path(run_id), self._record(run_id).to_bytes(), version
-            )
+        with self._renew_lock:
+            started = time.monotonic()
             with self._lock:
-                if run_id not in self._versions:
-                    continue  # released meanwhile
-                if new is not None:
-                    self._versions[run_id] = new
-                    continue
-                del self._versions[run_id]
+                held = dict(self._versions)
+            for run_id, version in held.items():
+                new = self.store.replace_if_unchanged(
+                    self._path(run_id), self._record(run_id).to_bytes(), version
+                )
+                with self._lock:
+                    if run_id not in self._versions:
+                        continue  # released meanwhile
+                    if new is not None:
+                        self._versions[run_id] = new
+                        continue
+                    del self._versions[run_id]
+                other = self._holder(run_id)
+                self.lost_to[run_id] = other
+                self.lost.append(run_id)
+                self.log(f"[lease] LOST run {run_id}: another driver took it over ({other}); "
+                         "this driver's heartbeat stalled")  # fmt: skip
+            self._renewed_at = started
+
+    def confirm(self) -> None:
+        """Return only while this driver still owns every run: raise `LeaseLostError` naming the new
+        owner once one was taken over. A lease not renewed for `ttl_s / 3` (a freeze, a storage
+        outage) is renewed here first; a storage error doing so is raised as is (the run pauses)."""
+        if not self.lost and time.monotonic() - self._renewed_at > self.ttl_s / 3:
+            self.renew()
+        if self.lost:
+            run_id = self.lost[0]
+            raise LeaseLostError(run_id, self.lost_to.get(run_id, "another driver"))
+
+    def _holder(self, run_id: str) -> str:
+        """Who holds a run's lease now, as well as the stored record tells."""
+        try:
             current = self.store.read_versioned(self._path(run_id))
-            other = LeaseRecord.from_bytes(current[0]).describe() if current else "nobody (deleted)"
-            line = f"[lease] LOST run {run_id}: another driver took it over ({other}); this driver's heartbeat stalled"
-            self.lost.append(run_id)
-            self.log(line)
+        except Exception as exc:  # storage down right now: the loss itself is certain (the CAS failed)
+            return f"another driver (the lease could not be read: {type(exc).__name__})"
+        if current is None:
+            return "nobody (the lease was deleted)"
+        try:
+            return LeaseRecord.from_bytes(current[0]).describe()
+        except (ValueError, KeyError, TypeError):
+            return "an unreadable lease record"
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.heartbeat_s):

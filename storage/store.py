@@ -13,11 +13,19 @@ Layout under the store root, per run:
 
 A shard file is the "done" marker: it becomes visible only when complete (temp file + rename on
 local disk, a single PUT on S3, where an object appears atomically), so a killed worker or driver
-leaves either a whole shard or none.
+leaves either a whole shard or none; a write that fails removes its temp file.
+
+A store opened for a lease owner (`Store(uri, lease_owner=...)`, or a `LeasedStoreUri` handed to a
+worker) writes shard files and failure records only while `<run_id>/lease.json` names that owner
+(a fencing check): a driver that lost its run to another driver cannot land a shard after the
+takeover. On local disk the check and the write run under the lease's flock, so no takeover falls
+between them; on S3 they are two requests, and a takeover landing in the milliseconds between a
+check and its PUT is not caught (a takeover needs the lease expired first).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -38,12 +46,43 @@ from storage.result_json import result_json
 from storage.schemas import OUTPUT_SCHEMA
 
 _SHARD_FILE = re.compile(r"^shard-(\d+)\.parquet$")
+LEASE_FILE = "lease.json"
+"""`<run_id>/lease.json`: which driver owns the run (storage/run_lease.py writes it)."""
+
+
+class LeaseLostError(Exception):
+    """A fenced write was refused: the run's lease no longer names the owner this store writes for."""
+
+    def __init__(self, run_id: str, holder: str) -> None:
+        super().__init__(run_id, holder)  # both in args: the error survives pickling (Ray)
+        self.run_id, self.holder = run_id, holder
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} is no longer this driver's: its lease is held by {self.holder}"
+
+
+class LeasedStoreUri(str):
+    """A store URI that carries the lease owner its writers work for: a `Store` opened from it fences
+    its shard and failure-record writes (a worker is handed this where it expects a plain URI)."""
+
+    lease_owner: str
+
+    def __new__(cls, uri: str, lease_owner: str) -> LeasedStoreUri:
+        made = super().__new__(cls, uri)
+        made.lease_owner = lease_owner
+        return made
+
+    def __reduce__(self):
+        return (LeasedStoreUri, (str(self), self.lease_owner))
 
 
 class Store:
     """Run records under one root URI."""
 
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, *, lease_owner: str | None = None) -> None:
+        self.lease_owner = lease_owner or getattr(uri, "lease_owner", None)
+        """When set, shard files and failure records are written only while the run's lease names it."""
+        uri = str(uri)
         self.fs, self.root = resolve(uri)
         self._local = isinstance(self.fs, pafs.LocalFileSystem)
         # Absolute for local paths: workers run in other directories (and on other nodes).
@@ -72,9 +111,14 @@ class Store:
         if self._local:
             self.fs.create_dir(posixpath.dirname(path), recursive=True)
             tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-            with self.fs.open_output_stream(tmp) as out:
-                out.write(data)
-            self.fs.move(tmp, path)  # rename: atomic on one filesystem
+            try:
+                with self.fs.open_output_stream(tmp) as out:
+                    out.write(data)
+                self.fs.move(tmp, path)  # rename: atomic on one filesystem
+            except BaseException:  # disk full, read-only, killed: no half-written temp file stays behind
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+                raise
         else:  # one PutObject: S3 makes an object visible only when complete
             bucket, _, key = path.partition("/")
             self._s3_client().put_object(Bucket=bucket, Key=key, Body=data)
@@ -218,7 +262,7 @@ class Store:
 
     def write_shard(self, run_id: str, shard_id: int, table: pa.Table) -> str:
         path = self.path(run_id, "shards", f"shard-{shard_id:05d}.parquet")
-        self._write_bytes(path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
+        self._fenced_write(run_id, path, _parquet_bytes(table.cast(OUTPUT_SCHEMA)))
         failed = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
         try:
             if self.exists(failed):
@@ -231,9 +275,46 @@ class Store:
         return path
 
     def mark_shard_failed(self, run_id: str, shard_id: int, error: str, attempts: int) -> str:
-        return self.write_json(
-            run_id, f"failed/shard-{shard_id:05d}.json", {"shard_id": shard_id, "error": redact_text(error), "attempts": attempts}
-        )
+        path = self.path(run_id, "failed", f"shard-{shard_id:05d}.json")
+        record = {"shard_id": shard_id, "error": redact_text(error), "attempts": attempts}
+        self._fenced_write(run_id, path, result_json(record, sort_keys=True).encode())
+        return path
+
+    def _fenced_write(self, run_id: str, path: str, data: bytes) -> None:
+        """Write `path`, and when this store writes for a lease owner, only while the run's lease names
+        it (`LeaseLostError` otherwise, nothing written)."""
+        if self.lease_owner is None:
+            self._write_bytes(path, data)
+            return
+        lease_path = self.path(run_id, LEASE_FILE)
+        try:
+            if self._local:  # the lease's own lock: a takeover cannot fall between the check and the write
+                with self._local_lock(lease_path):
+                    self._check_lease(run_id, self._local_read(lease_path))
+                    self._write_bytes(path, data)
+                return
+            self._check_lease(run_id, self.read_versioned(lease_path))
+        except LeaseLostError:
+            raise
+        except Exception as exc:  # the lease could not be read: storage down, as for any write
+            classified = classify_storage_error(exc, lease_path, local=self._local)
+            if classified is None:
+                raise
+            raise classified from exc
+        self._write_bytes(path, data)
+
+    def _check_lease(self, run_id: str, current: tuple[bytes, str] | None) -> None:
+        if current is None:
+            raise LeaseLostError(run_id, "nobody (the lease was released or deleted)")
+        try:
+            record = json.loads(current[0])
+            owner = record["owner"]
+        except (ValueError, KeyError, TypeError):
+            raise LeaseLostError(run_id, "an unreadable lease record") from None
+        if owner != self.lease_owner:
+            # a lease record is anyone's writing: keep what is quoted from it short
+            raise LeaseLostError(run_id, f"host {str(record.get('host'))[:100]}, pid {str(record.get('pid'))[:20]} "
+                                         f"(owner {str(owner)[:200]})")  # fmt: skip
 
     def finished_shards(self, run_id: str) -> set[int]:
         return set(self._shard_files(run_id))

@@ -1,9 +1,12 @@
 """Two drivers on one run (issue 11, "paid twice"): the second exits 2 naming the owner, or waits
 for it with --wait-for-lease; a SIGKILLed driver's lease expires and a later driver takes over
-without recomputing a finished shard."""
+without recomputing a finished shard. Issue 26: a driver frozen (or cut off from storage) past its
+lease's TTL, whose run another driver took over, stops with exit status 6 naming the new owner, and
+no shard of its lands after the takeover (shard writes are fenced by the lease)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import subprocess
@@ -12,13 +15,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
-from storage.store import Store
+from storage.run_lease import LeaseLostError, RunLease
+from storage.store import LeasedStoreUri, Store
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.run_job import run_job
+from tests.helpers.s3_server import file_or_s3_store
 
-pytestmark = pytest.mark.heavy
 CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
 
 
@@ -56,6 +61,7 @@ def calls(log: Path) -> list[str]:
     return [line.split()[1] for line in log.read_text().splitlines()] if log.exists() else []
 
 
+@pytest.mark.heavy
 def test_second_driver_exits_2_naming_the_owner_and_a_waiting_one_pays_nothing(ray_head, tmp_path):
     log = tmp_path / "calls.log"
     config = write_config(tmp_path, log, delay_s=0.2)  # ~10 s of work: the first driver is still running
@@ -103,6 +109,7 @@ def test_second_driver_exits_2_naming_the_owner_and_a_waiting_one_pays_nothing(r
     assert not (run / "lease.json").exists()  # released at the end of each run
 
 
+@pytest.mark.heavy
 def test_sigkilled_drivers_lease_expires_and_a_later_driver_takes_over(ray_head, tmp_path):
     log = tmp_path / "calls.log"
     config = write_config(tmp_path, log, delay_s=0.1)
@@ -146,6 +153,7 @@ def test_sigkilled_drivers_lease_expires_and_a_later_driver_takes_over(ray_head,
     assert not (run / "lease.json").exists()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_driver_releases_its_lease(ray_head, tmp_path, sig):
     log = tmp_path / "calls.log"
@@ -164,3 +172,136 @@ def test_a_stopped_driver_releases_its_lease(ray_head, tmp_path, sig):
     # SystemExit (SIGTERM; Ray's driver handler once Ray is up, ours before) or KeyboardInterrupt
     assert code not in (0, -sig), (tmp_path / "driver.log").read_text()[-3000:]
     assert not (run_dir(tmp_path) / "lease.json").exists()  # the next driver need not wait for expiry
+
+
+# -- a driver that lost its lease (issue 26) -----------------------------------------------------
+@pytest.fixture(params=["file", "s3"])
+def store(request, tmp_path, monkeypatch) -> Store:
+    return file_or_s3_store(request, tmp_path, monkeypatch, "fence")
+
+
+def one_row_table(item_id: str) -> pa.Table:
+    from storage.records import Output
+    from storage.schemas import OUTPUT_SCHEMA, table_from_rows
+
+    return table_from_rows([Output(item_id=item_id, label="VALID", confidence=0.9).to_row("r", "s", 0)], OUTPUT_SCHEMA)
+
+
+def leftovers(store: Store, run_id: str) -> list[str]:
+    return [p for folder in ("shards", "failed", "") for p, _, _ in store.list_files(run_id, folder) if ".tmp-" in p]
+
+
+def test_fenced_writes_land_only_while_the_lease_names_their_owner(store):
+    first = RunLease(store, ["run-f"], ttl_s=30, log=lambda line: None)
+    first.acquire()
+    try:
+        fenced = Store(LeasedStoreUri(store.uri, first.owner))  # what a worker of the first driver opens
+        assert fenced.lease_owner == first.owner
+        fenced.write_shard("run-f", 0, one_row_table("a"))  # still the owner: lands
+        assert store.finished_shards("run-f") == {0}
+        # the first driver froze past its TTL and a second one took the run over
+        path = store.path("run-f", "lease.json")
+        data, version = store.read_versioned(path)
+        expired = {**json.loads(data), "expires_at": "2000-01-01T00:00:00+00:00"}
+        assert store.replace_if_unchanged(path, json.dumps(expired).encode(), version)
+        second = RunLease(store, ["run-f"], ttl_s=30, log=lambda line: None)
+        second.acquire()
+        with pytest.raises(LeaseLostError) as refused:
+            fenced.write_shard("run-f", 1, one_row_table("b"))
+        assert second.owner in str(refused.value) and f"pid {second.pid}" in str(refused.value)
+        with pytest.raises(LeaseLostError):
+            fenced.mark_shard_failed("run-f", 2, "boom", 3)
+        assert store.finished_shards("run-f") == {0} and store.failed_shards("run-f") == {}
+        assert leftovers(store, "run-f") == []
+        # the refusal crosses process boundaries (Ray pickles a worker's error) intact
+        import pickle
+
+        again = pickle.loads(pickle.dumps(refused.value))
+        assert str(again) == str(refused.value) and again.run_id == "run-f"
+        assert pickle.loads(pickle.dumps(LeasedStoreUri(store.uri, "o"))).lease_owner == "o"
+        second.release()
+        with pytest.raises(LeaseLostError, match="released or deleted"):  # no lease at all: not ours either
+            fenced.write_shard("run-f", 1, one_row_table("b"))
+    finally:
+        first.release()
+
+
+def test_a_lease_not_renewed_past_its_ttl_and_taken_over_is_confirmed_lost_naming_the_new_owner(store):
+    lines: list[str] = []
+    # heartbeat_s huge: the heartbeat thread is frozen with the driver (SIGSTOP, a paused VM)
+    first = RunLease(store, ["run-a", "run-b"], ttl_s=1.0, heartbeat_s=3600, log=lines.append)
+    first.acquire()
+    first.confirm()  # fresh: nothing to do
+    second = RunLease(store, ["run-a", "run-b"], ttl_s=30, log=lambda line: None)
+    second.acquire(wait=True, poll_s=0.1)  # waits out the first one's TTL, then takes over
+    try:
+        with pytest.raises(LeaseLostError) as lost:
+            first.confirm()  # back from the freeze: renews at once, finds the run taken
+        assert f"pid {second.pid}" in str(lost.value) and second.owner in str(lost.value)
+        assert sorted(first.lost) == ["run-a", "run-b"] and any("LOST run run-a" in line for line in lines)
+        first.release()  # must not free the new owner's lease
+        assert json.loads(store.read_versioned(store.path("run-a", "lease.json"))[0])["owner"] == second.owner
+    finally:
+        second.release()
+
+
+def test_a_stale_lease_nobody_took_is_renewed_by_confirm_and_kept(store):
+    # a storage outage longer than the TTL that no other driver used: the run goes on
+    holder = RunLease(store, ["run-a"], ttl_s=1.0, heartbeat_s=3600, log=lambda line: None)
+    holder.acquire()
+    try:
+        before = json.loads(store.read_versioned(store.path("run-a", "lease.json"))[0])["expires_at"]
+        time.sleep(1.5)
+        holder.confirm()
+        after = json.loads(store.read_versioned(store.path("run-a", "lease.json"))[0])["expires_at"]
+        assert after > before and holder.lost == []
+    finally:
+        holder.release()
+
+
+@pytest.mark.integration
+def test_a_driver_frozen_past_its_ttl_stops_and_lands_no_shard_after_the_takeover(ray_session, tmp_path, capsys):
+    from cluster.runner import PoolConfig, run_shard_tasks
+    from cluster.shards import ShardTask
+    from tests.cluster.test_runner import make_items
+    from verifiers import RunContext, SystemSpec, build_system
+
+    log = tmp_path / "calls.log"
+    spec = SystemSpec("scripted", {"delay_s": 0.5, "call_log": str(log)})
+    ctx = RunContext("r-freeze", "2026-01-01")
+    # shard 0 (1 item) ends first; shard 1 (20 items, ~10 s) is in flight across the takeover; 2-3 wait
+    bounds = [(0, 1), (1, 21), (21, 23), (23, 25)]
+    tasks = [ShardTask("r-freeze", "scripted", spec.config_hash(), spec, ctx, i, a, b) for i, (a, b) in enumerate(bounds)]
+    store_uri = str(tmp_path / "runs")
+    store = Store(store_uri)
+    first = RunLease(store, ["r-freeze"], ttl_s=1.5, heartbeat_s=3600, log=print)  # heartbeat frozen too
+    second = RunLease(store, ["r-freeze"], ttl_s=60, log=print)
+    first.acquire()
+    at_takeover: dict[str, set[int]] = {}
+
+    def freeze(result) -> None:
+        if at_takeover:
+            return
+        # the driver stalls here past its TTL; meanwhile a second driver takes the run over
+        second.acquire(wait=True, poll_s=0.1)
+        at_takeover["shards"] = store.finished_shards("r-freeze")
+
+    try:
+        outcome = run_shard_tasks(tasks, make_items(25), build=functools.partial(build_system, plugins=(
+            "tests.helpers.scripted_system",)), store_uri=store_uri, pool=PoolConfig(workers=2),
+            on_shard_done=freeze, lease=first)  # fmt: skip
+        shards_after = store.finished_shards("r-freeze")
+        holder = json.loads((tmp_path / "runs" / "r-freeze" / "lease.json").read_text())["owner"]
+    finally:
+        second.release()
+        first.release()
+    out = capsys.readouterr().out
+    assert at_takeover["shards"] == {0}
+    assert outcome.lease_lost and second.owner in outcome.lease_lost and f"pid {second.pid}" in outcome.lease_lost
+    assert not outcome.complete and outcome.discarded == [("r-freeze", 1)]  # ran, but its file was refused
+    assert shards_after == {0}, "a shard landed after the lease was lost"
+    assert store.failed_shards("r-freeze") == {} and holder == second.owner
+    called = {line.split()[1] for line in log.read_text().splitlines()}
+    assert called == {f"item-{i:03d}" for i in range(21)}, "shards were handed out after the lease was lost"
+    assert "[lease] LOST: run r-freeze is no longer this driver's" in out
+    assert "1 shards' writes discarded, 2 shards left to the new owner" in out

@@ -5,6 +5,7 @@ kills the driver; temp files of killed writers are cleaned up; errors are classi
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import subprocess
@@ -39,8 +40,85 @@ def test_connection_errors_and_5xx_are_outages_refusals_are_access_errors():
     assert isinstance(classify_storage_error(bx.NoCredentialsError(), "b/k", local=False), StorageAccessError)
     assert isinstance(classify_storage_error(OSError(28, "No space left on device"), "/runs/x", local=True),
                       StorageUnavailableError)  # fmt: skip
-    assert isinstance(classify_storage_error(PermissionError(13, "denied"), "/runs/x", local=True), StorageAccessError)
+    assert isinstance(classify_storage_error(NotADirectoryError(20, "not a dir"), "/runs/x", local=True),
+                      StorageAccessError)  # fmt: skip
     assert classify_storage_error(ValueError("a bug"), "/runs/x", local=True) is None  # not storage's: raised as is
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.ENOSPC, errno.EDQUOT])
+def test_a_disk_remounted_read_only_or_full_is_an_outage_not_a_refusal(code):
+    # before: EROFS and EACCES were access errors, so a remount mid-run burned every shard's attempts
+    exc = PermissionError(code, os.strerror(code)) if code == errno.EACCES else OSError(code, os.strerror(code))
+    classified = classify_storage_error(exc, "/runs/r/shards/shard-00001.parquet", local=True)
+    assert isinstance(classified, StorageUnavailableError)
+    assert "/runs/r/shards/shard-00001.parquet" in str(classified)
+
+
+class FailingDisk:
+    """A local pyarrow filesystem whose writes fail with `code` after some bytes reached the disk
+    (as a disk filling up does), while `failing` is set."""
+
+    def __init__(self, real, code: int) -> None:
+        self.real, self.code, self.failing = real, code, True
+
+    def open_output_stream(self, path, *args, **kwargs):
+        stream = self.real.open_output_stream(path, *args, **kwargs)
+        if not self.failing:
+            return stream
+        stream.write(b"partial")
+        stream.close()
+        raise OSError(self.code, f"Error writing bytes to file. Detail: [errno {self.code}] {os.strerror(self.code)}")
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def temp_files(root) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if ".tmp-" in p.name or ".scrutineer-probe-" in p.name)
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.ENOSPC])
+def test_failed_store_writes_are_outages_and_leave_no_temp_file(tmp_path, code):
+    from cluster.runner import _storage_unavailable
+    from storage.run_lease import RunLease
+    from tests.faults.test_run_lease import one_row_table
+
+    store = Store(str(tmp_path / "runs"))
+    store.fs = FailingDisk(store.fs, code)
+    with pytest.raises(StorageUnavailableError, match="shard-00003.parquet") as down:
+        store.write_shard("r1", 3, one_row_table("a"))
+    # what the runner sees from a worker: an outage (pause, attempt uncounted), never the shard's fault
+    assert _storage_unavailable(down.value) is down.value
+    with pytest.raises(StorageUnavailableError, match="manifest.json"):
+        store.open_run("r1", {"run_id": "r1"})
+    with pytest.raises(StorageUnavailableError, match="shard-00004.json"):
+        store.mark_shard_failed("r1", 4, "boom", 3)
+    lease = RunLease(store, ["r1"], ttl_s=30, log=lambda line: None)
+    with pytest.raises(StorageUnavailableError, match="lease.json"):
+        lease.acquire()
+    assert temp_files(tmp_path) == []  # before: shard-*.tmp-*, manifest.json.tmp-*, lease.json.tmp-* stayed
+    store.fs.failing = False  # storage is back: the same calls work
+    store.write_shard("r1", 3, one_row_table("a"))
+    lease.acquire()
+    lease.release()
+    assert store.finished_shards("r1") == {3} and temp_files(tmp_path) == []
+
+
+def test_a_probe_on_a_full_disk_is_an_outage_and_leaves_no_probe_file(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from storage.filesystem import probe_storage
+
+    real_write = Path.write_bytes
+
+    def disk_full(self, data):
+        real_write(self, data[:2])  # some bytes made it, then the disk filled
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    with pytest.raises(StorageUnavailableError, match="no space left"):
+        probe_storage(str(tmp_path / "runs"))
+    assert temp_files(tmp_path) == []  # before: a .scrutineer-probe-* file per failed probe
 
 
 def test_local_write_failure_raises_a_classified_error(tmp_path):
@@ -221,3 +299,28 @@ def test_s3_outage_mid_run_pauses_once_then_the_run_finishes_without_a_retry_sto
     assert attempts < 3 * shards, f"{attempts} shard attempts for {shards} shards: a retry storm"
     print(f"shard attempts {attempts:.0f} for {shards} shards; pause lines {len(pause_lines)}; "
           f"retry lines {sum(line.startswith('[retry]') for line in out.splitlines())}")
+
+
+# -- a disk that fills up while the plan or the results are written --------------------------------
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("full_at", "status", "step"),
+    [("/manifest.json", 2, "writing the run plan"), ("/tables/metrics.parquet", 1, "publishing the results")],
+)
+def test_a_full_disk_at_plan_or_publish_is_one_line_naming_the_path_not_a_traceback(ray_head, tmp_path, full_at,
+                                                                                    status, step):  # fmt: skip
+    from tests.helpers.run_job import run_job
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(DEFAULT_CORPUS.read_text().splitlines(keepends=True)[:6]))
+    env = ray_head.env() | {"SCRUTINEER_TEST_FULL_DISK": full_at}
+    result = run_job("run_corpus.py", "--corpus", str(corpus), "--plugins", "tests.helpers.scripted_system,"
+                     "tests.helpers.full_disk", "--systems", "scripted", "--storage", str(tmp_path / "runs"),
+                     "--tracking-uri", "none", "--bootstrap", "0", cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == status, output[-3000:]
+    assert "Traceback" not in output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and step in errors[0] and full_at in errors[0], result.stderr[-2000:]
+    assert "no space left" in errors[0].lower()
+    assert temp_files(tmp_path / "runs") == []
