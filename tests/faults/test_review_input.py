@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,84 @@ def test_build_report_counts_non_utf8_lines(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["non_utf8_lines"] == 1 and report["reviews"] == 2
     assert report["warnings"][0].startswith(f"{src}:1: not UTF-8: byte 0xe9")
+
+
+# ------------------------------------------------------------------------- imported predictions
+def _import(tmp_path, lines: list[bytes]) -> dict:
+    import asyncio
+
+    from tests.verifiers.review_detectors.review_table import items_of, table
+    from verifiers.registry import SystemSpec, build_system
+    from verifiers.system import RunContext
+
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    copies, _ = table()
+    outputs = asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), RunContext("r", "2026-01-01")))
+    return {o.item_id: o for o in outputs}
+
+
+def test_import_one_non_utf8_and_one_bad_json_line_fail_their_reviews_only(tmp_path):
+    by_id = _import(tmp_path, [
+        b'{"review_id": "R1", "review_hallucinated": true}',
+        b'{"review_id": "R2", "sentence_types": {"1": "N\xfamero"}, "review_hallucinated": true}',
+        b'{"review_id": "R3", "review_hallucinated": tru',
+        b'{"review_id": 7, "review_hallucinated": true}',
+        b'[[[[',
+        b'{"review_id": "R5", "review_hallucinated": false}',
+    ])  # fmt: skip
+    assert by_id["R1"].label == "HALLUCINATED" and by_id["R5"].label == "VALID"
+    assert by_id["R2"].error_kind == "parse" and by_id["R2"].error.startswith("preds.jsonl:2: not UTF-8: byte 0xfa")
+    assert by_id["R3"].error_kind == "parse" and by_id["R3"].error.startswith("preds.jsonl:3: not JSON")
+    assert by_id["R4"].error_kind == "input" and by_id["R4"].error == (
+        "no prediction for review R4 in preds.jsonl (2 unreadable lines naming no review; first: "
+        "preds.jsonl:4: a line must be an object with a string review_id)")
+
+
+def test_import_spans_and_sentence_indices_are_checked_against_the_review(tmp_path):
+    from tests.verifiers.review_detectors.review_table import table
+
+    r1_length = len(table()[0][0].review_text)
+    by_id = _import(tmp_path, [
+        json.dumps({"review_id": "R1", "review_hallucinated": True, "spans": [[0, r1_length + 1]]}).encode(),
+        json.dumps({"review_id": "R2", "sentence_labels": [0, 2]}).encode(),
+        json.dumps({"review_id": "R3", "sentence_labels": {"0": False}, "sentence_types": {"-1": "Number"}}).encode(),
+        json.dumps({"review_id": "R4", "review_hallucinated": "false"}).encode(),
+        json.dumps({"review_id": "R5", "review_hallucinated": True, "confidence": float("nan"),
+                    "spans": [[0, 3]]}).encode(),  # fmt: skip
+    ])  # fmt: skip
+    assert all(o.error_kind == "parse" and o.label is None for o in by_id.values()), by_id
+    assert by_id["R1"].error == (f"preds.jsonl:1: field 'spans[0]': [0, {r1_length + 1}] runs past the end of the "
+                                 f"review text ({r1_length} characters)")  # fmt: skip
+    assert by_id["R2"].error == "preds.jsonl:2: field 'sentence_labels': sentence 2 is out of range (the review has 2 sentences)"
+    assert by_id["R3"].error == "preds.jsonl:3: field 'sentence_types': '-1' is not a sentence index"
+    assert by_id["R4"].error == "preds.jsonl:4: field 'review_hallucinated': 'false' is not true or false"
+    assert by_id["R5"].error == "preds.jsonl:5: field 'confidence': nan is not a number in [0, 1]"
+    good = _import(tmp_path, [json.dumps({"review_id": "R1", "sentence_labels": [1], "spans": [[0, r1_length]]}).encode()])
+    assert good["R1"].label == "HALLUCINATED" and good["R1"].detail["review"]["spans"] == [[0, r1_length]]
+
+
+# ------------------------------------------------------------------------- a prebuilt corpus
+def test_prebuilt_corpus_refuses_truth_outside_its_text_and_sentences_not_where_they_say(tmp_path):
+    from corpora.reviews.corpus_io import read_jsonl, write_jsonl
+    from tests.scoring.reviews.review_fixtures import injection, truth_of
+    from tests.verifiers.review_detectors.review_table import table
+
+    copies, _ = table()
+    truths = [truth_of(copies[0], injection(copies[0], 1, "95.0%", "Number"))] + [truth_of(c) for c in copies[1:]]
+    items, truth = tmp_path / "items.jsonl", tmp_path / "truth.jsonl"
+    write_jsonl(copies, truths, items, truth, "hand")
+    rows = [json.loads(line) for line in truth.read_text().splitlines()]
+    rows[0]["truth"]["injections"][0]["end"] = 10_000  # past the end of R1's text
+    rows[1]["truth"]["sentence_labels"] = {"0": False, "7": True}  # R2 has 2 sentences
+    truth.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    item_rows = [json.loads(line) for line in items.read_text().splitlines()]
+    item_rows[2]["payload"]["sentences"][1]["start"] += 3  # R3's sentence 1 is not where it says
+    items.write_text("".join(json.dumps(r) + "\n" for r in item_rows))
+    kept, kept_truths, errors = read_jsonl(items, truth)
+    assert [c.review_id for c in kept] == ["R4", "R5"] and sorted(kept_truths) == ["R4", "R5"]
+    assert [(Path(e.file).name, e.line, e.item_id) for e in errors] == [
+        ("items.jsonl", 3, "R3"), ("truth.jsonl", 1, "R1"), ("truth.jsonl", 2, "R2")]
+    assert errors[0].reason.startswith("field 'payload.sentences': sentence 1")
+    assert errors[1].reason.startswith("field 'truth.injections[0]': span [") and "outside the review text" in errors[1].reason
+    assert errors[2].reason == "field 'truth.sentence_labels': sentence 7 is out of range (2 sentences)"
