@@ -115,9 +115,14 @@ def _parse(text: str) -> tuple[Any, str | None]:
         return None, f"invalid JSON: {str(exc)[:200] or type(exc).__name__}"
 
 
-def _surrogate_problem(value: Any, raw: str) -> str | None:
-    """JSON may escape a lone surrogate (\\ud800): not text, and no file or table can hold it."""
-    if "\\ud" not in raw.lower():
+def _may_escape_surrogates(raw: str) -> bool:
+    return "\\ud" in raw.lower()
+
+
+def _surrogate_problem(value: Any, suspect: bool) -> str | None:
+    """JSON may escape a lone surrogate (\\ud800): not text, and no file or table can hold it.
+    `suspect`: the raw text holds such an escape (checked once per line or document, not per value)."""
+    if not suspect:
         return None
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -176,7 +181,7 @@ def _json_objects(path: Path, out: IngestResult) -> Iterator[tuple[int, dict[str
         row, reason = _parse(line)
         if reason is None and not isinstance(row, dict):
             reason = f"expected a JSON object, got {type(row).__name__}"
-        reason = reason or _surrogate_problem(row, line)
+        reason = reason or _surrogate_problem(row, _may_escape_surrogates(line))
         if reason:
             out.errors.append(LoadError(str(path), n, reason))
             continue
@@ -328,8 +333,8 @@ def openreview_review_text(content: dict[str, Any]) -> str:
     return "\n\n".join(blocks)
 
 
-def _read_notes(path: Path, out: IngestResult) -> list[tuple[int, Any, str]]:
-    """(line or note number, note, its raw text) of a JSON document (a list or {"notes": [...]})
+def _read_notes(path: Path, out: IngestResult) -> list[tuple[int, Any, bool]]:
+    """(line or note number, note, whether its raw text escapes a surrogate) of a JSON document (a list or {"notes": [...]})
     or of one note per line; unreadable lines are recorded on `out`."""
     lines = _decoded_lines(path, out)
     text = "\n".join(t for _, t in lines)
@@ -340,7 +345,8 @@ def _read_notes(path: Path, out: IngestResult) -> list[tuple[int, Any, str]]:
         if not isinstance(data, list):
             out.errors.append(LoadError(str(path), 1, "expected a list of notes or an object with a 'notes' list"))
             return []
-        return [(n, note, text) for n, note in enumerate(data, 1)]
+        suspect = _may_escape_surrogates(text)
+        return [(n, note, suspect) for n, note in enumerate(data, 1)]
     notes, errors = [], []
     for n, line in lines:  # not one JSON document: one note per line
         if not line.strip():
@@ -349,7 +355,7 @@ def _read_notes(path: Path, out: IngestResult) -> list[tuple[int, Any, str]]:
         if reason:
             errors.append(LoadError(str(path), n, reason))
         else:
-            notes.append((n, note, line))
+            notes.append((n, note, _may_escape_surrogates(line)))
     if not notes and errors:  # a broken document, not lines of notes: one error where it breaks
         errors = [LoadError(str(path), 1, f"not a JSON document nor one note per line: {document_error}")]
     out.errors += errors
@@ -364,9 +370,9 @@ def load_openreview(path: str | Path, paper_texts: dict[str, str] | Callable[[st
     lookup = paper_texts.get if isinstance(paper_texts, dict) else paper_texts
     papers: dict[str, tuple[int, str]] = {}
     reviews: list[tuple[int, dict, str]] = []
-    for n, note, raw in _read_notes(path, out):
+    for n, note, suspect in _read_notes(path, out):
         note_id = note.get("id") if isinstance(note, dict) and isinstance(note.get("id"), str) else None
-        problem = _note_problem(note) or _surrogate_problem(note, raw)
+        problem = _note_problem(note) or _surrogate_problem(note, suspect)
         if problem:
             out.errors.append(LoadError(str(path), n, f"note #{n}{f' ({note_id})' if note_id else ''}: {problem}", note_id))
             continue

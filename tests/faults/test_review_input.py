@@ -171,6 +171,7 @@ def _notes() -> list[dict]:
         review | {"id": "R3", "invitation": None, "invitations": 7, "content": {"review": "Odd invitations."}},
         review | {"id": "R1", "content": {"review": "Same id again."}},
         review | {"id": "R4", "signatures": [3], "content": {"review": "Fine too."}},
+        review | {"id": "R5", "content": {"review": "Broken \ud800 text."}},
     ]
 
 
@@ -184,8 +185,9 @@ def test_openreview_bad_fields_cost_their_note_and_a_duplicate_id_keeps_its_own(
         f"{path}:3: note #3 (R2): field 'signatures' is dict, expected a list of strings",
         f"{path}:4: note #4 (R3): field 'invitations' is int, expected a list of strings",
         f"{path}:6: note #6 (R4): field 'signatures[0]' is int, expected a string",
+        f"{path}:7: note #7 (R5): contains an unpaired surrogate escape: not valid Unicode text",
     ]
-    assert [e.item_id for e in result.errors] == ["R2", "R3", "R4"]
+    assert [e.item_id for e in result.errors] == ["R2", "R3", "R4", "R5"]
     assert any(f"{path}:5: note #5: id 'R1' repeats note #2; kept as 'notes.json:5'" in w for w in result.warnings)
     # the corpus of these reviews has unique item ids: the run is not refused
     corpus = loaded_corpus([r.copy for r in result.reviews], [r.truth for r in result.reviews], "or", "v1")
