@@ -8,11 +8,13 @@ own labels (ReviewCritique's deficient segments) -> in --out:
   items.parquet / truth.parquet the same as the project's Item/Truth tables (kind "review")
   report.json                   corpus name and version, counts per anchor (screened, attempts,
                                 equivalent, infeasible, parse_failures, rejected, kept), skipped
-                                copies, load errors (file:line: reason) and warnings
+                                copies, load errors (file:line: reason), warnings and
+                                non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8)
 
 Input formats (--format auto picks by content): `reviewcritique` (ReviewCritique_LLM.jsonl, bare
 NaN allowed), `jsonl` (paper_id, paper_text, review_text[, review_id] per line), `openreview`
-(a note export: JSON list, {"notes": [...]}, or one note per line).
+(a note export: JSON list, {"notes": [...]}, or one note per line). A review longer than
+--max-review-chars (default 200,000) is refused by line; the other reviews are kept.
 
 Without --model only the rule injectors run (Number, Temporal, Entity); the six other anchors are
 reported as unavailable. With --model the gateway (clients.llm_gateway.LLMGateway) runs the LLM
@@ -42,7 +44,7 @@ from corpora.reviews.aspects import LLMAspectTagger  # noqa: E402
 from corpora.reviews.corpus_builder import BuildConfig, ReviewInjectionBuilder  # noqa: E402
 from corpora.reviews.corpus_io import corpus_tables, write_jsonl  # noqa: E402
 from corpora.reviews.equivalence import EquivalenceVerifier  # noqa: E402
-from corpora.reviews.ingest import load_reviews, retag_aspects  # noqa: E402
+from corpora.reviews.ingest import MAX_REVIEW_CHARS, load_reviews, retag_aspects  # noqa: E402
 from corpora.reviews.llm_injector import LLMInjector  # noqa: E402
 from corpora.reviews.screening import LLMFeasibilityCheck  # noqa: E402
 from corpora.reviews.taxonomy import TAXONOMY_PATH, load_review_taxonomy  # noqa: E402
@@ -58,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default=None, help="corpus name (default: review_injection / review_natural)")
     p.add_argument("--split", default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-review-chars", type=int, default=MAX_REVIEW_CHARS,
+                   help=f"longest review text ingested (default {MAX_REVIEW_CHARS:,}); longer ones are load errors")
     p.add_argument("--copies", type=int, default=1, help="injected copies per review (default 1)")
     p.add_argument("--min-injections", type=int, default=1, help="fewest injections in an injected copy")
     p.add_argument("--max-injections", type=int, default=2, help="most injections in an injected copy")
@@ -80,12 +84,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     taxonomy = load_review_taxonomy(args.taxonomy, args.taxonomy_extra)
-    sources, errors, warnings = [], [], []
+    sources, errors, warnings, non_utf8_lines = [], [], [], 0
     for path in args.inputs:
-        result = load_reviews(path, args.format)
+        result = load_reviews(path, args.format, max_review_chars=args.max_review_chars)
         sources += result.reviews
         errors += result.errors
         warnings += result.warnings
+        non_utf8_lines += result.non_utf8_lines
     gateway = None
     if args.model:
         from clients.llm_gateway import LLMGateway
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             sources = asyncio.run(retag_aspects(sources, LLMAspectTagger(gateway, {"seed": args.seed})))
     args.out.mkdir(parents=True, exist_ok=True)
     report: dict = {"inputs": [str(p) for p in args.inputs], "track": args.track, "reviews": len(sources),
-                    "load_errors": [str(e) for e in errors], "warnings": warnings,
+                    "load_errors": [str(e) for e in errors], "warnings": warnings, "non_utf8_lines": non_utf8_lines,
                     "taxonomy": {"name": taxonomy.name, "version": taxonomy.version, "files": list(taxonomy.sources)}}  # fmt: skip
     if args.track == "natural":
         name = args.corpus or "review_natural"
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     kept = sum(len(t.injections) for t in truths)
     print(f"{name}: {len(sources)} reviews -> {len(copies)} copies, {kept} injections, "
-          f"{len(errors)} load errors -> {args.out}")  # fmt: skip
+          f"{len(errors)} load errors, {non_utf8_lines} lines not UTF-8 -> {args.out}")  # fmt: skip
     return 0
 
 

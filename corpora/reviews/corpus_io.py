@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from corpora.loaded_corpus import LoadedCorpus, LoadError
 from corpora.reviews.records import ReviewCopy, ReviewInjection, ReviewTruth
+from corpora.reviews.segmentation import SegmentationError, check_offsets
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 KIND = "review"
@@ -76,21 +77,64 @@ def _read_lines(path: Path, errors: list[LoadError]) -> Iterable[tuple[int, dict
         yield n, row
 
 
+def truth_problem(truth: ReviewTruth, copy: ReviewCopy) -> str | None:
+    """Why `truth` cannot be the truth of `copy` (the field named), or None: every injection's span
+    lies in the review text and holds its injected text, every sentence index is one of its sentences."""
+    n, length = len(copy.sentences), len(copy.review_text)
+    for k, inj in enumerate(truth.injections):
+        if not all(type(v) is int for v in (inj.start, inj.end, inj.sentence_index)):
+            return f"field 'truth.injections[{k}]': start, end and sentence_index must be integers"
+        if not 0 <= inj.start <= inj.end <= length:
+            return f"field 'truth.injections[{k}]': span [{inj.start}, {inj.end}) is outside the review text ({length} characters)"
+        if copy.review_text[inj.start : inj.end] != inj.injected:
+            return f"field 'truth.injections[{k}]': span [{inj.start}, {inj.end}) does not hold its injected text"
+        if not 0 <= inj.sentence_index < n:
+            return f"field 'truth.injections[{k}].sentence_index': {inj.sentence_index} is out of range ({n} sentences)"
+    for name, indices in (("sentence_labels", truth.sentence_labels), ("sentence_types", truth.sentence_types)):
+        bad = next((i for i in sorted(indices) if not 0 <= i < n), None)
+        if bad is not None:
+            return f"field 'truth.{name}': sentence {bad} is out of range ({n} sentences)"
+    return None
+
+
 def read_jsonl(items_path: str | Path, truth_path: str | Path) -> tuple[list[ReviewCopy], dict[str, ReviewTruth], list[LoadError]]:
-    """Read back what `write_jsonl` wrote; broken lines become LoadErrors naming file, line and field."""
+    """Read back what `write_jsonl` wrote; broken lines become LoadErrors naming file, line and field.
+    A copy whose sentences are not where it says, or whose truth does not fit its text (a span past
+    its end, a sentence index out of range), is refused with its line; the others are kept."""
     errors: list[LoadError] = []
-    copies, truths = [], {}
+    copies: list[ReviewCopy] = []
+    truths: dict[str, ReviewTruth] = {}
+    truth_line: dict[str, int] = {}
+    refused: set[str] = set()
     for n, row in _read_lines(Path(items_path), errors):
         try:
-            copies.append(ReviewCopy.from_payload(row["payload"]))
-        except (KeyError, TypeError) as exc:
+            copy = ReviewCopy.from_payload(row["payload"])
+            check_offsets(copy.review_text, copy.sentences)
+        except SegmentationError as exc:
+            errors.append(LoadError(str(items_path), n, f"field 'payload.sentences': {exc}", row["item_id"]))
+            refused.add(row["item_id"])
+            continue
+        except (KeyError, TypeError, AttributeError) as exc:
             errors.append(LoadError(str(items_path), n, f"field 'payload' unreadable: {exc!r}", row["item_id"]))
+            refused.add(row["item_id"])
+            continue
+        copies.append(copy)
     for n, row in _read_lines(Path(truth_path), errors):
         try:
             truths[row["item_id"]] = truth_from_dict(row["truth"])
-        except (KeyError, TypeError, ValueError) as exc:
+            truth_line[row["item_id"]] = n
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             errors.append(LoadError(str(truth_path), n, f"field 'truth' unreadable: {exc!r}", row["item_id"]))
-    return copies, truths, errors
+    kept = []
+    for copy in copies:
+        truth = truths.get(copy.review_id)
+        problem = truth_problem(truth, copy) if truth is not None else None
+        if problem:
+            errors.append(LoadError(str(truth_path), truth_line[copy.review_id], problem, copy.review_id))
+            refused.add(copy.review_id)
+            continue
+        kept.append(copy)
+    return kept, {i: t for i, t in truths.items() if i not in refused}, errors
 
 
 def corpus_tables(copies: Sequence[ReviewCopy], truths: Sequence[ReviewTruth], corpus: str, split: str | None = None,
@@ -114,4 +158,4 @@ def loaded_corpus(copies: Sequence[ReviewCopy], truths: Sequence[ReviewTruth], c
     return LoadedCorpus(corpus, version, split, items, truth, list(errors or []))
 
 
-__all__ = ["KIND", "corpus_tables", "loaded_corpus", "read_jsonl", "truth_from_dict", "truth_to_dict", "write_jsonl"]
+__all__ = ["KIND", "corpus_tables", "loaded_corpus", "read_jsonl", "truth_from_dict", "truth_problem", "truth_to_dict", "write_jsonl"]

@@ -5,11 +5,19 @@ proposes the sentences; it knows "e.g.", "et al.", "Fig. 3", decimals, list mark
 Its own `char_span` mode can misplace repeated sentences, so offsets are found here instead: each
 sentence, stripped of surrounding whitespace, is searched for from the end of the previous one,
 and `text[start:end] == sentence` is checked for every sentence before returning.
+
+pysbd's cost grows about quadratically with the length of the text it is given (25,000 characters
+of one paragraph took 1.5 s of CPU, 100,000 took 20 s), so it never sees the whole review: the text
+is cut into paragraphs at blank lines (pysbd never lets a sentence cross a line break anyway), and
+a paragraph longer than `MAX_PIECE_CHARS` is cut before that length at the last line break, else
+the last sentence end (`.`, `!` or `?` after a word that is no abbreviation, then a space and a
+capital), else the last space, else hard. Every piece is segmented on its own and its offsets shifted, so the whole is linear in length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from functools import cache
 
 from corpora.reviews.records import ReviewSentence
@@ -26,22 +34,72 @@ def _segmenter():
     return pysbd.Segmenter(language="en", clean=False)
 
 
+MAX_PIECE_CHARS = 3_000
+"""The longest text handed to pysbd at once (a longer paragraph is cut first, see the module doc)."""
+
+_BLANK_LINES = re.compile(r"\n[^\S\n]*\n\s*")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+(?=[\"']?[A-Z])")
+# words a period follows without ending the sentence ("et al. Smith", "Fig. A1"): no cut after them
+_ABBREVIATIONS = frozenset({
+    "al", "etc", "vs", "cf", "e.g", "i.e", "fig", "figs", "eq", "eqs", "sec", "secs", "tab", "ref", "refs", "no",
+    "nos", "dr", "mr", "mrs", "ms", "prof", "approx", "resp", "st",
+})  # fmt: skip
+
+
+def _paragraphs(text: str) -> Iterator[tuple[int, int]]:
+    start = 0
+    for gap in _BLANK_LINES.finditer(text):
+        if gap.start() > start:
+            yield start, gap.start()
+        start = gap.end()
+    if start < len(text):
+        yield start, len(text)
+
+
+def _after_abbreviation(text: str, stop: int) -> bool:
+    before = text[max(0, stop - 12) : stop].split()
+    return not before or before[-1].lstrip("([\"'").casefold() in _ABBREVIATIONS
+
+
+def _cut(text: str, start: int, end: int) -> int:
+    """Where to end the piece that starts at `start`: the last safe boundary in its second half."""
+    limit, floor = start + MAX_PIECE_CHARS, start + MAX_PIECE_CHARS // 2
+    newline = text.rfind("\n", floor, limit)
+    if newline != -1:
+        return newline + 1
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, limit) if not _after_abbreviation(text, m.start())]
+    if ends:
+        return ends[-1]
+    space = max(text.rfind(" ", floor, limit), text.rfind("\t", floor, limit))
+    return space + 1 if space != -1 else limit
+
+
+def pieces(text: str) -> Iterator[tuple[int, int]]:
+    """`[start, end)` ranges of `text`, none longer than MAX_PIECE_CHARS, cut where sentences end."""
+    for start, end in _paragraphs(text):
+        while end - start > MAX_PIECE_CHARS:
+            cut = _cut(text, start, end)
+            yield start, cut
+            start = cut
+        yield start, end
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Half-open `[start, end)` spans of the sentences of `text`, in order, without surrounding
     whitespace; a text of whitespace only has none."""
-    if not text.strip():
-        return []
     spans: list[tuple[int, int]] = []
-    cursor = 0
-    for piece in _segmenter().segment(text):
-        sentence = piece.strip()
-        if not sentence:
-            continue
-        start = text.find(sentence, cursor)
-        if start == -1:
-            raise SegmentationError(f"sentence {sentence[:60]!r} not found in the text after offset {cursor}")
-        spans.append((start, start + len(sentence)))
-        cursor = start + len(sentence)
+    for start, end in pieces(text):
+        piece = text[start:end]
+        cursor = 0
+        for proposed in _segmenter().segment(piece) if piece.strip() else ():
+            sentence = proposed.strip()
+            if not sentence:
+                continue
+            at = piece.find(sentence, cursor)
+            if at == -1:
+                raise SegmentationError(f"sentence {sentence[:60]!r} not found in the text after offset {start + cursor}")
+            spans.append((start + at, start + at + len(sentence)))
+            cursor = at + len(sentence)
     return spans
 
 
@@ -86,4 +144,4 @@ def check_offsets(text: str, sentences: Sequence[ReviewSentence]) -> None:
         previous_end = s.end
 
 
-__all__ = ["SegmentationError", "check_offsets", "join_segments", "segment_review", "sentence_spans"]
+__all__ = ["MAX_PIECE_CHARS", "SegmentationError", "check_offsets", "join_segments", "pieces", "segment_review", "sentence_spans"]

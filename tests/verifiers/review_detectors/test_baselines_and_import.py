@@ -61,12 +61,15 @@ def test_import_reads_labels_types_and_spans_and_counts_what_is_missing(tmp_path
     assert s.coverage["errored"] == {"input": 2, "parse": 1} and s.coverage["unanswered"]["span"] == 1
 
 
-def test_import_refuses_a_review_listed_twice(tmp_path):
+def test_import_fails_a_review_listed_twice_and_scores_the_others(tmp_path):
     path = tmp_path / "dup.jsonl"
-    path.write_text('{"review_id": "R1", "review_hallucinated": true}\n{"review_id": "R1", "review_hallucinated": false}\n')
+    path.write_text('{"review_id": "R1", "review_hallucinated": true}\n{"review_id": "R2", "review_hallucinated": false}\n'
+                    '{"review_id": "R1", "review_hallucinated": false}\n')  # fmt: skip
     copies, _ = table()
-    with pytest.raises(ValueError, match="dup.jsonl:2: review R1 already on line 1"):
-        asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), CTX))
+    outputs = asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), CTX))
+    by_id = {o.item_id: o for o in outputs}
+    assert by_id["R1"].error_kind == "parse" and "dup.jsonl:3: review R1 already on line 1" in by_id["R1"].error
+    assert by_id["R2"].label == "VALID" and by_id["R2"].error is None
 
 
 def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_path):
