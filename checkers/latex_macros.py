@@ -58,14 +58,17 @@ def _group(text: str, i: int) -> tuple[str, int] | None:
     return None
 
 
-def _bracket(text: str, i: int) -> tuple[str, int] | None:
-    """The content of `[...]` at text[i] (after spaces), brace-aware, and the index after it."""
+def _bracket(text: str, i: int, max_len: int | None = None) -> tuple[str, int] | None:
+    """The content of `[...]` at text[i] (after spaces), brace-aware, and the index after it; with
+    `max_len`, None when it does not close within that many characters (an unterminated `[` in a
+    preamble must not be scanned to the end once per definition)."""
     while i < len(text) and text[i] in " \t\n":
         i += 1
     if i >= len(text) or text[i] != "[":
         return None
     depth, j = 0, i + 1
-    while j < len(text):
+    stop = len(text) if max_len is None else min(len(text), i + 1 + max_len)
+    while j < stop:
         c = text[j]
         if c == "{":
             depth += 1
@@ -78,11 +81,39 @@ def _bracket(text: str, i: int) -> tuple[str, int] | None:
 
 
 _NAME = re.compile(r"\s*\\([A-Za-z]+)")
+_MAX_BRACKET = 2000
+"""An argument count or default longer than this is not a definition's (`\\newcommand{\\x}[`)."""
+_DEF_PARAMS = re.compile(r"((?:#[1-9])*)\s*\{")
+
+
+def _group_ends(text: str) -> dict[int, int]:
+    """Each `{` -> index after its closing `}` (absent when unbalanced), as `_group` scans (a backslash
+    escapes the next character), in one pass: a preamble of unbalanced `\\def\\x{` lines would
+    otherwise rescan the file once per definition (quadratic, issue 26)."""
+    ends: dict[int, int] = {}
+    stack: list[int] = []
+    for m in re.finditer(r"\\.|[{}]", text, re.S):
+        c = m.group()
+        if c == "{":
+            stack.append(m.start())
+        elif c == "}" and stack:
+            ends[stack.pop()] = m.end()
+    return ends
+
+
+def _group_in(text: str, i: int, ends: dict[int, int]) -> tuple[str, int] | None:
+    """`_group` over a whole preamble, with the closing braces found once by `_group_ends`."""
+    while i < len(text) and text[i] in " \t\n":
+        i += 1
+    if i >= len(text) or text[i] != "{" or i not in ends:
+        return None
+    return text[i + 1 : ends[i] - 1], ends[i]
 
 
 def parse_macros(preamble: str) -> dict[str, Macro]:
     """Every macro definition in `preamble` that can be read exactly; later definitions win."""
     text = strip_comments(preamble)
+    ends = _group_ends(text)
     found: dict[str, Macro] = {}
     pattern = re.compile(r"\\(newcommand|renewcommand|providecommand|DeclareMathOperator|def)\b\*?")
     for m in pattern.finditer(text):
@@ -94,14 +125,14 @@ def parse_macros(preamble: str) -> dict[str, Macro]:
             if not name_m:
                 continue
             i = name_m.end()
-            params = re.match(r"((?:#[1-9])*)\s*\{", text[i:])
+            params = _DEF_PARAMS.match(text, i)
             if not params:  # delimited parameters (`\def\x#1.{...}`): not read, the command stays
                 continue
-            body = _group(text, i + len(params.group(1)))
+            body = _group_in(text, i + len(params.group(1)), ends)
             if body is not None:
                 found[name_m.group(1)] = Macro(name_m.group(1), len(params.group(1)) // 2, body[0])
             continue
-        braced = _group(text, i)
+        braced = _group_in(text, i, ends)
         if braced is not None:
             name_m = re.fullmatch(r"\s*\\([A-Za-z]+)\s*", braced[0])
             i = braced[1]
@@ -112,20 +143,20 @@ def parse_macros(preamble: str) -> dict[str, Macro]:
             continue
         name = name_m.group(1)
         if m.group(1) == "DeclareMathOperator":
-            body = _group(text, i)
+            body = _group_in(text, i, ends)
             if body is not None:
                 found[name] = Macro(name, 0, rf"\operatorname{{{body[0]}}}")
             continue
         n_args, default = 0, None
-        count = _bracket(text, i)
+        count = _bracket(text, i, _MAX_BRACKET)
         if count is not None:
             if not count[0].strip().isdigit():
                 continue
             n_args, i = int(count[0].strip()), count[1]
-            opt = _bracket(text, i)
+            opt = _bracket(text, i, _MAX_BRACKET)
             if opt is not None:
                 default, i = opt
-        body = _group(text, i)
+        body = _group_in(text, i, ends)
         if body is None or n_args > 9:
             continue
         if m.group(1) == "providecommand" and name in found:

@@ -289,7 +289,8 @@ def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], li
     """One paper per distinct folder; ids are folder names, suffixed `~2`, `~3`... when two folders share one.
 
     A folder listed twice is loaded once (auditing it twice would pay twice for one paper); paths
-    the papers name but that were refused are returned as load errors (no item is lost to them).
+    the papers name but that were refused, missing, nested too deep or too large are returned as
+    load errors (no item is lost to them).
     """
     papers: list[LatexPaper] = []
     errors: list[LoadError] = []
@@ -310,6 +311,8 @@ def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], li
         paper = load_latex_paper(d, paper_id=paper_id)
         papers.append(paper)
         errors.extend(LoadError(str(Path(d) / r.file), r.line, f"'{r.target}' refused: {r.reason}") for r in paper.refused)
+        errors.extend(LoadError(str(Path(d) / w.file), w.line, w.message) for w in paper.warnings)
+        errors.extend(LoadError(str(Path(d) / rel), 0, why) for rel, why in paper.index.skipped.items())
     return papers, errors
 
 

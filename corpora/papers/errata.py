@@ -31,8 +31,12 @@ What counts as a fix (each rule names the reason a candidate is dropped, counted
 One copy per fixing commit: the paper folder as it stood at the commit's parent, its truth every
 accepted erratum of that commit. Errors fixed by later commits are also present in that copy and
 are not in its truth: a reviewer flagging them is not credited, which can only lower its rate.
-Git is read through its CLI (`git log`, `git diff`, `git show`, `git archive`); nothing is written
-to the repository.
+Git is read through its CLI (`git log`, `git diff`, `git show`, `git ls-tree`, `git cat-file`); nothing
+is written to the repository. The history is untrusted: a tree entry is written into the temporary
+paper folder only when it is a plain file (no symlink, no submodule) with a plain relative path
+inside the paper folder (no `..`, no absolute path, no `.git`) and at most `MAX_BLOB_BYTES`; any
+other entry is refused unread and reported (`ErrataScan.refused`, the corpus's load errors), and a
+commit changing a paper source over the cap is not diffed.
 """
 
 from __future__ import annotations
@@ -49,9 +53,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from corpora.loaded_corpus import LoadedCorpus
+from corpora.loaded_corpus import LoadedCorpus, LoadError
 from corpora.papers.audit_corpus import Injection, PaperCopy, copy_rows
-from corpora.papers.latex_paper import CITE_RE, REF_RE, LatexPaper, load_latex_paper, unprinted_at
+from corpora.papers.latex_paper import CITE_RE, REF_RE, LatexPaper, Refused, load_latex_paper, unprinted_at
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 __all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata_copies", "find_errata",
@@ -60,6 +64,9 @@ __all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata
 TRACK = "natural"
 KIND_TYPES = {"citation": "citations", "cross_reference": "general", "number": "numerics", "equation": "mathematics"}
 """Erratum kind -> error type of the audit's taxonomy."""
+MAX_BLOB_BYTES = 8 * 2**20
+"""A paper source over this size is refused unread: a .tex or .bib file is kilobytes, and a hostile
+history may hold a 1 GB blob that must never be read whole."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,16 @@ class ErrataScan:
     rejected: Counter[str] = field(default_factory=Counter)
     commits_scanned: int = 0
     head: str = ""
+    max_blob_bytes: int = MAX_BLOB_BYTES
+    refused: list[Refused] = field(default_factory=list)
+    """Tree entries refused unread (unsafe path, link, submodule, over the size cap), each path and reason once."""
+
+    def note_refused(self, paper: LatexPaper) -> None:
+        known = {(r.target, r.reason) for r in self.refused}
+        for r in paper.refused:
+            if (r.target, r.reason) not in known:
+                known.add((r.target, r.reason))
+                self.refused.append(r)
 
     def by_commit(self) -> dict[str, list[Erratum]]:
         out: dict[str, list[Erratum]] = {}
@@ -146,8 +163,10 @@ class GitError(RuntimeError):
     pass
 
 
-def _git(repo: str | Path, *args: str) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+def _git(repo: str | Path, *args: str, stdin: bytes | None = None) -> bytes:
+    # a repository's own config must not run commands here (fsmonitor hook, diff drivers: see --no-textconv)
+    proc = subprocess.run(["git", "-C", str(repo), "-c", "core.fsmonitor=false", *args], capture_output=True,
+                          check=False, input=stdin)
     if proc.returncode != 0:
         raise GitError(f"git {' '.join(args[:3])} in {repo}: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout
@@ -313,28 +332,84 @@ def _tex_specs(folder: str) -> list[str]:
     return [f":(glob){base}**/*.tex", f":(glob){base}**/*.bib"]
 
 
-def paper_at_commit(source: ErrataSource, commit: str) -> LatexPaper:
-    """The paper folder as it stood at `commit`: its .tex and .bib files (what `load_latex_paper`
-    reads; figures are never fetched) written into a temporary folder and loaded from there."""
-    listing = _git(source.repo, "ls-tree", "-r", "-z", commit, "--", source.folder or ".")  # no pathspec magic here
-    entries = []
+_SAFE_MODES = {"100644", "100755"}
+
+
+def _entry_refusal(mode: str, kind: str, path: str, size: str, max_bytes: int) -> str | None:
+    """Why a tree entry must not be written into the paper folder (None: a plain file, safe to write).
+    Git stores any name a tree holds (`..`, `/etc/x`, `.git/hooks/...`); a clone succeeds, fsck only warns."""
+    if path.startswith("/"):
+        return "absolute path"
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "a '..', '.' or empty component climbs out of the paper folder"
+    if any(p.lower() == ".git" for p in parts):
+        return "names a .git folder"
+    if any(ord(c) < 32 or c == "\x7f" for c in path):
+        return "control character in the path"
+    if kind == "commit" or mode == "160000":
+        return "a submodule (gitlink) entry, not a file"
+    if mode == "120000":
+        return "a symbolic link (never followed)"
+    if kind != "blob" or mode not in _SAFE_MODES:
+        return f"unexpected entry (mode {mode}, type {kind})"
+    if not size.isdigit() or int(size) > max_bytes:
+        return f"{size} bytes, over the {max_bytes}-byte cap: not read"
+    return None
+
+
+def _tree_listing(source: ErrataSource, commit: str) -> list[tuple[str, str, str, str, str]]:
+    """(mode, type, sha, size, path) of every entry under the paper folder at `commit` (nothing read)."""
+    listing = _git(source.repo, "ls-tree", "-r", "-z", "-l", commit, "--", source.folder or ".")  # no pathspec magic here
+    out = []
     for rec in listing.split(b"\0"):
         if not rec:
             continue
         meta, path = rec.split(b"\t", 1)
-        mode, kind, sha = meta.split()
-        if kind == b"blob" and mode != b"120000" and path.endswith((b".tex", b".bib")):  # symlinks are not followed out of the repository
-            entries.append((sha.decode(), path.decode()))
-    with tempfile.TemporaryDirectory(prefix="scrutineer-errata-") as tmp:
-        root = Path(tmp)
-        for sha, path in entries:
+        mode, kind, sha, size = meta.decode("ascii", errors="replace").split()
+        out.append((mode, kind, sha, size, path.decode("utf-8", errors="replace")))
+    return out
+
+
+def paper_at_commit(source: ErrataSource, commit: str, max_blob_bytes: int = MAX_BLOB_BYTES) -> LatexPaper:
+    """The paper folder as it stood at `commit`: its .tex and .bib files (what `load_latex_paper`
+    reads; figures are never fetched) written into a temporary folder and loaded from there.
+
+    Only plain files with a plain relative path inside the paper folder are written, each checked
+    before it is read (`_entry_refusal`) and created exclusively inside the temporary folder; every
+    other .tex/.bib entry, and any entry whose path is unsafe, is refused unread and recorded in the
+    paper's `refused` (file `<commit>:<path in the tree>`, line 0)."""
+    refused: list[Refused] = []
+    entries: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for mode, kind, sha, size, path in _tree_listing(source, commit):
+        named = path.endswith((".tex", ".bib"))
+        reason = _entry_refusal(mode, kind, path, size, max_blob_bytes)
+        rel = None
+        if reason is None and named:
             rel = _tex_in(path, source.folder) if path.endswith(".tex") else _rel(path, source.folder)
-            if rel is None:
-                continue
+            if rel is not None and rel in taken:
+                reason = "a second entry with the same path"
+        if reason is not None and (named or reason.startswith(("absolute", "a '..'", "names a .git", "control"))):
+            refused.append(Refused(f"{commit[:10]}:{path}", 0, path, reason))
+        elif rel is not None:
+            taken.add(rel)
+            entries.append((sha, rel))
+    with tempfile.TemporaryDirectory(prefix="scrutineer-errata-") as tmp:
+        root = Path(tmp).resolve()
+        for sha, rel in entries:
             target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(_git(source.repo, "cat-file", "blob", sha))
-        return load_latex_paper(root, main_file=source.main_file, paper_id=source.id)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.parent.resolve().is_relative_to(root):  # defence in depth: nothing lands outside
+                    raise OSError("its folder resolves outside the paper folder")
+                with open(target, "xb") as fh:  # never through an existing file or link
+                    fh.write(_git(source.repo, "cat-file", "blob", sha))
+            except OSError as exc:
+                refused.append(Refused(f"{commit[:10]}:{rel}", 0, rel, f"cannot be written: {exc}"))
+        paper = load_latex_paper(root, main_file=source.main_file, paper_id=source.id)
+    paper.refused[:0] = refused
+    return paper
 
 
 def _rel(path: str, folder: str) -> str | None:
@@ -344,11 +419,25 @@ def _rel(path: str, folder: str) -> str | None:
         return None
 
 
+def _oversized(source: ErrataSource, parent: str, commit: str, max_bytes: int) -> bool:
+    """Does the commit change a paper source larger than `max_bytes` (on either side)? Sizes come from
+    the object headers (`git cat-file --batch-check`): nothing is read before the diff is taken."""
+    raw = _git(source.repo, "diff", "--raw", "-z", "--no-abbrev", "--no-renames", parent, commit, "--",
+               *_tex_specs(source.folder))  # fmt: skip
+    shas = {sha for rec in raw.split(b"\0") if rec.startswith(b":") for sha in rec.split()[2:4]
+            if sha.strip(b"0")}  # all zeros: the file is absent on that side
+    if not shas:
+        return False
+    sizes = _git(source.repo, "cat-file", "--batch-check=%(objectsize)", stdin=b"\n".join(sorted(shas)) + b"\n")
+    return any(not n.isdigit() or int(n) > max_bytes for n in sizes.split())
+
+
 def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: int = 120, max_edits: int = 3,
-                min_similarity: float = 0.6, max_commit_hunks: int = 12, max_repeats: int = 2) -> ErrataScan:
+                min_similarity: float = 0.6, max_commit_hunks: int = 12, max_repeats: int = 2,
+                max_blob_bytes: int = MAX_BLOB_BYTES) -> ErrataScan:
     """Every erratum in the history of `source` (newest commit first); see the module docstring."""
     lim = _Limits(max_lines, max_changed_chars, max_edits, min_similarity, max_commit_hunks, max_repeats)
-    scan = ErrataScan(head=_git(source.repo, "rev-parse", source.rev).decode().strip())
+    scan = ErrataScan(head=_git(source.repo, "rev-parse", source.rev).decode().strip(), max_blob_bytes=max_blob_bytes)
     log = _decode(_git(source.repo, "log", "--format=%H%x09%P%x09%s", source.rev, "--", source.folder or "."))
     papers: dict[str, LatexPaper | None] = {}
     seen: set[tuple[str, str, str]] = set()
@@ -364,8 +453,11 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
             scan.rejected["revert or merge commit"] += 1
             continue
         try:  # only .tex files: a snapshot may lack large blobs (figures) nobody needs here
-            diff = _decode(_git(source.repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", parent,
-                                commit, "--", *_tex_specs(source.folder)))  # fmt: skip
+            if _oversized(source, parent, commit, max_blob_bytes):
+                scan.rejected[f"a changed file over {max_blob_bytes} bytes (not read)"] += 1
+                continue
+            diff = _decode(_git(source.repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+                                "--no-renames", parent, commit, "--", *_tex_specs(source.folder)))  # fmt: skip
         except GitError:
             scan.rejected["commit not readable"] += 1
             continue
@@ -375,7 +467,7 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
         if len(hunks) > lim.max_commit_hunks:
             scan.rejected[f"commit changes more than {lim.max_commit_hunks} hunks (a revision)"] += len(hunks)
             continue
-        found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers)
+        found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes)
         repeats = Counter((e.erroneous, e.corrected) for e in found)
         for e in found:
             if repeats[(e.erroneous, e.corrected)] >= lim.max_repeats:
@@ -389,7 +481,7 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
 
 
 def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str, hunks: list, lim: _Limits,
-                   scan: ErrataScan, papers: dict[str, LatexPaper | None]) -> list[Erratum]:
+                   scan: ErrataScan, papers: dict[str, LatexPaper | None], max_blob_bytes: int) -> list[Erratum]:
     texts: dict[tuple[str, str], str | None] = {}
 
     def text_at(rev: str, rel: str) -> str | None:
@@ -404,7 +496,8 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
     def paper() -> LatexPaper | None:
         if parent not in papers:
             try:
-                papers[parent] = paper_at_commit(source, parent)
+                papers[parent] = paper_at_commit(source, parent, max_blob_bytes)
+                scan.note_refused(papers[parent])
             except (GitError, ValueError, OSError):
                 papers[parent] = None
         return papers[parent]
@@ -468,7 +561,8 @@ def errata_copies(source: ErrataSource, scan: ErrataScan, corpus: str) -> tuple[
     if source.max_copies is not None:
         commits = commits[: source.max_copies]
     for n, (commit, errata) in enumerate(commits, start=1):
-        paper = paper_at_commit(source, errata[0].parent)
+        paper = paper_at_commit(source, errata[0].parent, scan.max_blob_bytes)
+        scan.note_refused(paper)
         injections = []
         for k, e in enumerate(errata, start=1):
             if paper.files.get(e.file, "")[e.changed_start : e.changed_end] != e.erroneous:
@@ -514,6 +608,8 @@ def add_natural_track(corpus: LoadedCorpus, sources: Iterable[str | dict[str, An
         except (GitError, ValueError, OSError) as exc:
             raise ValueError(f"[papers] errata_repos: '{source.repo}' (folder '{source.folder}') not read: {exc}") from exc
         scans[source.id] = scan
+        # entries refused unread lose no copy, but a hostile or broken history must be seen
+        errors.extend(LoadError(f"{source.repo}@{r.file}", 0, f"git tree entry refused: {r.reason}") for r in scan.refused)
         digest.update(json.dumps(asdict(source), sort_keys=True).encode() + scan.head.encode())
         items += new_items
         truth += new_truth

@@ -19,31 +19,38 @@ abstract, section headings, prose sentences, and numbers in prose with their sen
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+MAX_INPUT_DEPTH = 64
+"""`\\input` nesting followed at most this deep (TeX itself stops at 15 open files); deeper is reported."""
+MAX_SOURCE_BYTES = 4 * 2**20
+"""A source file over this size is not read (a paper's largest .tex is ~120 KB); reported, never a hang."""
 MAIN_NAMES = ("main.tex", "ms.tex", "article.tex", "preprint.tex", "paper.tex")
-_INPUT_RE = re.compile(r"\\(input|include|subfile)\s*\{([^}]+)\}")
-_BIB_RE = re.compile(r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]*\])?\s*\{([^}]+)\}")
-_RESCIENCE_BIB_RE = re.compile(r"\\def\s*\\articleBIBLIOGRAPHY\s*\{([^}]+)\}")
+# Arguments are read at most `_ARG` characters far: an unterminated `[` or `{` must not make every
+# later command rescan the rest of the file (quadratic on a hostile file).
+_ARG = "{1,2000}"
+_INPUT_RE = re.compile(r"\\(input|include|subfile)\s*\{([^}]" + _ARG + r")\}")
+_BIB_RE = re.compile(r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]{0,2000}\])?\s*\{([^}]" + _ARG + r")\}")
+_RESCIENCE_BIB_RE = re.compile(r"\\def\s*\\articleBIBLIOGRAPHY\s*\{([^}]" + _ARG + r")\}")
 CITE_RE = re.compile(
     r"\\(?:[cC]ite[a-zA-Z]*|[pP]arencite|[tT]extcite|[aA]utocite|footcite|nocite)\*?"
-    r"(?:\s*\[[^\]]*\]){0,2}\s*\{([^}]*)\}"
+    r"(?:\s*\[[^\]]{0,2000}\]){0,2}\s*\{([^}]{0,2000})\}"
 )
-LABEL_RE = re.compile(r"\\label\s*\{([^}]+)\}")
-REF_RE = re.compile(r"\\(?:ref|eqref|autoref|cref|Cref|pageref|vref)\*?\s*\{([^}]+)\}")
+LABEL_RE = re.compile(r"\\label\s*\{([^}]" + _ARG + r")\}")
+REF_RE = re.compile(r"\\(?:ref|eqref|autoref|cref|Cref|pageref|vref)\*?\s*\{([^}]" + _ARG + r")\}")
 _DISPLAY_ENVS = "equation|align|gather|multline|eqnarray|displaymath|dmath|flalign|alignat"
-_DISPLAY_RE = re.compile(
-    r"\\begin\{(" + _DISPLAY_ENVS + r")(\*?)\}(.*?)\\end\{\1\2\}|\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.S
-)
-_INLINE_RE = re.compile(r"(?<![\\$])\$(?!\$)((?:\\\$|[^$])+?)\$|\\\((.*?)\\\)", re.S)
-_TABULAR_RE = re.compile(r"\\begin\{(tabular\*?|tabularx|longtable|deluxetable\*?)\}(.*?)\\end\{\1\}", re.S)
-_SECTION_RE = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph)\*?\s*\{([^}]*)\}")
-_ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
+_INLINE_DOLLAR_RE = re.compile(r"(?<![\\$])\$(?!\$)((?:\\\$|[^$])+?)\$", re.S)
+"""An inline `$...$`: it can fail only where no `$` follows, so it stays linear; `\\(...\\)` is paired apart."""
+_TABULAR_ENVS = r"tabular\*?|tabularx|longtable|deluxetable\*?"
+_SECTION_RE = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph)\*?\s*\{([^}]{0,2000})\}")
 _RESCIENCE_ABSTRACT_RE = re.compile(r"\\def\s*\\articleABSTRACT\s*\{")
 #: A number as printed in prose: 12, 3.14, 1,234, 0.5 (sign and exponent handled by injectors).
 NUMBER_RE = re.compile(r"(?<![\w.\\{-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w}])")
@@ -53,10 +60,10 @@ _NON_PROSE_ARG_RE = re.compile(
     r"includegraphics|bibliography|bibliographystyle|addbibresource|usepackage|documentclass|url|href|"
     r"begin|end|newcommand|renewcommand|def|setlength|vspace|hspace|color|definecolor|hypersetup|"
     r"graphicspath|doi|email|affiliation|textwidth|linewidth|columnwidth|fig|figref|todo)(?![a-zA-Z])\*?"
-    r"(?:\s*\[[^\]]*\])*(?:\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})*"
+    r"(?:\s*\[[^\]]{0,2000}\])*(?:\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})*"
 )
 #: Environments whose content is code or drawing, not prose.
-_CODE_ENV_RE = re.compile(r"\\begin\{(tikzpicture|pgfpicture|lstlisting|verbatim|minted|algorithmic|comment)\*?\}.*?\\end\{\1\*?\}", re.S)
+_CODE_ENVS = "tikzpicture|pgfpicture|lstlisting|verbatim|minted|algorithmic|comment"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 #: Numbers that name things, not quantities: dates, cross-reference numbers, enumerations.
 _NAMING_NUMBER_RE = re.compile(
@@ -67,10 +74,10 @@ _NAMING_NUMBER_RE = re.compile(
 )
 
 #: Optional arguments of any command (`\\author[0000-0001]`, `\\newcommand{\\x}[2]`): settings, not prose.
-_OPTIONAL_ARG_RE = re.compile(r"\\[a-zA-Z]+\*?(?:\s*\{[^{}]*\})*(?:\s*\[[^\]]*\])+")
+_OPTIONAL_ARG_RE = re.compile(r"\\[a-zA-Z]+\*?(?:\s*\{[^{}]*\})*(?:\s*\[[^\]]{0,2000}\])+")
 
 _DEFINITION_RE = re.compile(
-    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\\([a-zA-Z@]+)\}?(?:\s*\[[^\]]*\])*|def\s*\\([a-zA-Z@]+)[^{]*?)\s*\{"
+    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\\([a-zA-Z@]+)\}?(?:\s*\[[^\]]{0,2000}\])*|def\s*\\([a-zA-Z@]+)[^{]{0,2000}?)\s*\{"
 )
 _INLINE_NUMBER_RE = re.compile(
     r"\s*(?:\\?[A-Za-z][\w{}\\ ]{0,20}?\s*(?:=|<|>|\\approx|\\simeq|\\sim)\s*|\\sim\s*|\\approx\s*|[<>+-]\s*)?"
@@ -123,6 +130,18 @@ class Refused:
         return f"{self.file}:{self.line}: '{self.target}' refused: {self.reason}"
 
 
+@dataclass(frozen=True)
+class LoadWarning:
+    """A file of the paper not loaded (or not indexed), named at `file`:`line` (0: not at a line)."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
 @dataclass
 class LatexPaper:
     """A paper's sources: `files` maps relpath -> exact text; `compiled` is the loaded order."""
@@ -136,6 +155,8 @@ class LatexPaper:
     missing: list[str] = field(default_factory=list)
     encodings: dict[str, str] = field(default_factory=dict)
     refused: list[Refused] = field(default_factory=list)
+    warnings: list[LoadWarning] = field(default_factory=list)
+    """Files named but not loaded: missing, nested too deep, over the size cap (each with file and line)."""
 
     @cached_property
     def index(self) -> PaperIndex:
@@ -186,8 +207,12 @@ def _resolve(root: Path, base_dir: str, name: str, ext: str) -> tuple[str | None
             inside, reason = contained(root, rel)
             if inside is None:
                 refusal = refusal or (os.path.normpath(rel), reason or "")
-            elif (root / inside).is_file():
-                return inside, None
+                continue
+            try:
+                if (root / inside).is_file():
+                    return inside, None
+            except OSError as exc:  # a name too long for the file system, say: not a file of the paper
+                refusal = refusal or (os.path.normpath(rel), f"not a usable path ({exc.strerror})")
     return None, refusal
 
 
@@ -204,7 +229,7 @@ def find_main_file(root: Path) -> str:
     roots = []
     for p in sorted(root.rglob("*.tex")):
         rel = str(p.relative_to(root))
-        if contained(root, rel)[0] is None or not p.is_file():
+        if contained(root, rel)[0] is None or not p.is_file() or p.stat().st_size > MAX_SOURCE_BYTES:
             continue
         text = strip_comments(_read(p)[0])
         if "\\documentclass" in text and "\\begin{document}" in text:
@@ -230,6 +255,7 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
     bibs: list[str] = []
     missing: list[str] = []
     refused: list[Refused] = []
+    warnings: list[LoadWarning] = []
     refused_paths: set[str] = set()  # refused once, not again by the fallback scan
 
     def find(rel: str, m: re.Match, name: str, ext: str) -> str | None:
@@ -241,22 +267,46 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
                 refused.append(Refused(rel, line, name.strip(), refusal[1]))
             else:
                 missing.append(name.strip())
+                warnings.append(LoadWarning(rel, line, f"'{name.strip()}' not found in the paper folder: not loaded"))
         return target
 
-    def visit(rel: str) -> None:
-        if rel in files:
+    def enter(rel: str, depth: int, stack: list) -> None:
+        size = (root / rel).stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            warnings.append(LoadWarning(rel, 0, f"{size} bytes, over the {MAX_SOURCE_BYTES}-byte cap: not loaded"))
+            refused_paths.add(rel)  # never read, never visited again
             return
         text, enc = _read(root / rel)
         files[rel], encodings[rel] = text, enc
         compiled.append(rel)
         clean = strip_comments(text)
-        for m in _INPUT_RE.finditer(clean):
-            if (target := find(rel, m, m.group(2), ".tex")) is not None:
-                visit(target)
-        for m in list(_BIB_RE.finditer(clean)) + list(_RESCIENCE_BIB_RE.finditer(clean)):
-            for name in m.group(1).split(","):
-                if (target := find(rel, m, name, ".bib")) is not None and target not in bibs:
-                    bibs.append(target)
+        stack.append((rel, clean, _INPUT_RE.finditer(clean), depth))
+
+    def visit(start: str) -> None:
+        """Depth first, in source order, with an explicit stack: a 3,000-deep `\\input` chain is
+        followed to MAX_INPUT_DEPTH and the file past it reported, never a RecursionError."""
+        if start in files or start in refused_paths:
+            return
+        stack: list[tuple[str, str, Iterator[re.Match], int]] = []
+        enter(start, 0, stack)
+        while stack:
+            rel, clean, inputs, depth = stack[-1]
+            if (m := next(inputs, None)) is not None:
+                target = find(rel, m, m.group(2), ".tex")
+                if target is not None and target not in files and target not in refused_paths:
+                    if depth + 1 > MAX_INPUT_DEPTH:
+                        refused_paths.add(target)
+                        line = files[rel].count("\n", 0, m.start()) + 1
+                        warnings.append(LoadWarning(rel, line, f"\\{m.group(1)}{{{m.group(2).strip()}}} nested more "
+                                                    f"than {MAX_INPUT_DEPTH} files deep: '{target}' not loaded"))
+                    else:
+                        enter(target, depth + 1, stack)
+                continue
+            stack.pop()
+            for m in list(_BIB_RE.finditer(clean)) + list(_RESCIENCE_BIB_RE.finditer(clean)):
+                for name in m.group(1).split(","):
+                    if (target := find(rel, m, name, ".bib")) is not None and target not in bibs:
+                        bibs.append(target)
 
     visit(main)
     if missing or refused:  # a template header we do not have: take the folder's orphan non-root .tex as loaded
@@ -266,11 +316,15 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
                 continue
             if (reason := contained(root, rel)[1]) is not None:
                 refused.append(Refused(rel, 0, rel, reason))
-            elif p.is_file() and "\\documentclass" not in strip_comments(_read(p)[0]):
+            elif p.is_file() and p.stat().st_size <= MAX_SOURCE_BYTES and "\\documentclass" not in strip_comments(_read(p)[0]):
                 visit(rel)
-    for rel in bibs:
-        files[rel], encodings[rel] = _read(root / rel)
-    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings, refused)
+    for rel in list(bibs):
+        if (size := (root / rel).stat().st_size) > MAX_SOURCE_BYTES:
+            warnings.append(LoadWarning(rel, 0, f"{size} bytes, over the {MAX_SOURCE_BYTES}-byte cap: not loaded"))
+            bibs.remove(rel)
+        else:
+            files[rel], encodings[rel] = _read(root / rel)
+    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings, refused, warnings)
 
 
 def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -299,6 +353,177 @@ def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     return left, right
 
 
+# --- Linear scans: every paper is untrusted (issue 26) ---------------------------------------------
+# A lazy `opener(.*?)closer` regex rescans to the end of the file for every opener without a closer,
+# and a depth-counting brace scan does the same for every unbalanced `{`: a 160 KB file of them took
+# minutes. These helpers find each closer once per file and pair openers with them by bisection.
+
+INDEX_CPU_BUDGET_S = 10.0
+"""CPU seconds one file may take to index; past it the file is recorded as not indexed (too large)."""
+
+
+class IndexBudgetExceeded(RuntimeError):
+    pass
+
+
+class _Budget:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.process_time() + seconds
+        self.seconds = seconds
+
+    def check(self) -> None:
+        if time.process_time() > self.deadline:
+            raise IndexBudgetExceeded(f"indexing took over {self.seconds:g} s of CPU: not indexed (too large)")
+
+
+class _Closers:
+    """The first match of a closing pattern at or after a position, each pattern scanned once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, tuple[list[int], list[int]]] = {}
+
+    def first(self, pattern: str, start: int) -> tuple[int, int] | None:
+        if pattern not in self._found:  # a lookahead finds overlapping occurrences too (`$$$`)
+            hits = [(m.start(), m.end(1)) for m in re.finditer(f"(?=({pattern}))", self.text, re.S)]
+            self._found[pattern] = ([a for a, _ in hits], [b for _, b in hits])
+        starts, ends = self._found[pattern]
+        k = bisect.bisect_left(starts, start)
+        return (starts[k], ends[k]) if k < len(starts) else None
+
+
+def paired(text: str, opener: re.Pattern, closer: Callable[[re.Match], str],
+           budget: _Budget | None = None) -> Iterator[tuple[re.Match, int, int]]:
+    """(opener match, closer start, closer end) as `re.finditer` finds `opener(.*?)closer` with
+    re.S, left to right and without overlap (an opener with no closer after it is skipped), in
+    linear time: `closer(m)` is the regex of the closing text for opener `m`."""
+    closers = _Closers(text)
+    pos = 0
+    while (m := opener.search(text, pos)) is not None:
+        if budget is not None:
+            budget.check()
+        found = closers.first(closer(m), m.end())
+        if found is None:
+            pos = m.start() + 1
+            continue
+        yield m, found[0], found[1]
+        pos = max(found[1], m.start() + 1)
+
+
+_DISPLAY_OPEN_RE = re.compile(r"\\begin\{(" + _DISPLAY_ENVS + r")(\*?)\}|\\\[|\$\$")
+
+
+def display_blocks(text: str, envs: str = _DISPLAY_ENVS, budget: _Budget | None = None,
+                   ) -> Iterator[tuple[int, int, int, int]]:  # fmt: skip
+    """(start, end, content start, content end) of each display block (`\\begin{equation}`...,
+    `\\[...\\]`, `$$...$$`) in `text`, in linear time; an unterminated one is skipped."""
+    opener = _DISPLAY_OPEN_RE if envs == _DISPLAY_ENVS else re.compile(
+        r"\\begin\{(" + envs + r")(\*?)\}|\\\[|\$\$")
+
+    def closer(m: re.Match) -> str:
+        if m.group(1) is not None:
+            return re.escape(f"\\end{{{m.group(1)}{m.group(2)}}}")
+        return r"\\\]" if m.group(0) == "\\[" else r"\$\$"
+
+    for m, a, b in paired(text, opener, closer, budget):
+        yield m.start(), b, m.end(), a
+
+
+def _environments(text: str, names: str, star_closer: bool = False, budget: _Budget | None = None,
+                  ) -> Iterator[tuple[int, int, int, int]]:  # fmt: skip
+    """(start, end, content start, content end) of each `\\begin{name}...\\end{name}` (`names` a
+    regex alternation); with `star_closer` the end may carry a `*` whatever the begin had."""
+    opener = re.compile(r"\\begin\{(" + names + r")" + (r"\*?" if star_closer else "") + r"\}")
+    for m, a, b in paired(text, opener, lambda m: re.escape(f"\\end{{{m.group(1)}") + (r"\*?\}" if star_closer else r"\}"),
+                          budget):  # fmt: skip
+        yield m.start(), b, m.end(), a
+
+
+def _inline_maths(text: str, budget: _Budget | None = None) -> Iterator[tuple[int, int, int, int]]:
+    """(start, end, content start, content end) of each `$...$` and `\\(...\\)`, as the old single
+    regex found them, in linear time."""
+    closers = _Closers(text)
+    opener = re.compile(r"(?<![\\$])\$(?!\$)|\\\(")
+    pos = 0
+    while (m := opener.search(text, pos)) is not None:
+        if budget is not None:
+            budget.check()
+        if m.group(0) == "$":
+            d = _INLINE_DOLLAR_RE.match(text, m.start())
+            if d is not None:
+                yield d.start(), d.end(), d.start(1), d.end(1)
+                pos = d.end()
+                continue
+        elif (found := closers.first(r"\\\)", m.end())) is not None:
+            yield m.start(), found[1], m.end(), found[0]
+            pos = found[1]
+            continue
+        pos = m.start() + 1
+
+
+def brace_ends(text: str) -> dict[int, int]:
+    """Each unescaped `{` -> index of the `}` closing it (len(text) when unbalanced), in one pass."""
+    ends: dict[int, int] = {}
+    stack: list[int] = []
+    for m in re.finditer(r"(?<!\\)[{}]", text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            ends[stack.pop()] = m.start()
+    for i in stack:
+        ends[i] = len(text)
+    return ends
+
+
+class _SentenceBounds:
+    """`sentence_around` for many positions of one text, in linear time: the boundaries it looks for
+    are listed once and found by bisection instead of walking character by character."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        n = len(text)
+        self.left: list[int] = []  # `left` values where the walk left stops whatever the start
+        for m in re.finditer(r"[\n.?!]", text):
+            left, c = m.end(), m.group()
+            line_stop = c == "\n" and text[max(0, left - 2)] in "\n}"
+            sentence_stop = c != "\n" and left < n and text[left].isspace() and not text[left - 2 : left].strip(".").isdigit()
+            if line_stop or sentence_stop:
+                self.left.append(left)
+        # a brace stops the walk only 200 characters or more from the start
+        self.brace = [m.end() for m in re.finditer(r"[{}]", text) if text[m.end() - 2 : m.end() - 1] != "\\"]
+        self.right: list[tuple[int, int]] = []  # (position, right end when the walk right stops there)
+        for m in re.finditer(r"(?=(\n\n))|[.?!](?=\s|\Z)", text):  # a lookahead: "\n\n\n" stops at either newline
+            r = m.start()
+            self.right.append((r, r if m.group(1) is not None else r + 1))
+
+    def around(self, start: int, end: int) -> tuple[int, int]:
+        k = bisect.bisect_right(self.left, start)
+        left = self.left[k - 1] if k else 0
+        k = bisect.bisect_right(self.brace, start - 201)
+        if k:
+            left = max(left, self.brace[k - 1])
+        k = bisect.bisect_left(self.right, (end, -1))
+        right = self.right[k][1] if k < len(self.right) else len(self.text)
+        left = _SPACES.match(self.text, left, max(left, start)).end()
+        return left, right
+
+
+_SPACES = re.compile(r"\s*")
+
+
+def _blank_ranges(prose: list[str], ranges: Iterable[tuple[int, int]]) -> None:
+    """Blank the union of `ranges` in `prose`, each character once (nested ranges to the end of an
+    unbalanced file would otherwise be blanked over and over)."""
+    merged: list[list[int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    for a, b in merged:
+        prose[a:b] = [" "] * (b - a)
+
+
 @dataclass
 class PaperIndex:
     """Spans of what injectors need, for the compiled files of one paper."""
@@ -313,6 +538,7 @@ class PaperIndex:
     abstract: list[Span] = field(default_factory=list)
     sections: list[tuple[Span, str]] = field(default_factory=list)
     numbers: list[Number] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # file -> why it was not indexed (over the CPU budget)
     masked: dict[str, str] = field(default_factory=dict)  # text with comments/maths/non-prose blanked
 
     @property
@@ -326,101 +552,113 @@ class PaperIndex:
         return any(t.file == span.file and t.start <= span.start and span.end <= t.end for t in self.tables)
 
     @classmethod
-    def build(cls, paper: LatexPaper) -> PaperIndex:
+    def build(cls, paper: LatexPaper, cpu_budget_s: float = INDEX_CPU_BUDGET_S) -> PaperIndex:
+        """Index every compiled file; a file that takes over `cpu_budget_s` CPU seconds is left out
+        whole and recorded in `skipped` (a hostile file must not hang the corpus build)."""
         idx = cls()
         for rel in paper.compiled:
-            text = paper.files[rel]
-            idx._index_file(rel, text, abstract_file=Path(rel).stem == "abstract")
+            part = cls()
+            try:
+                part._index_file(rel, paper.files[rel], Path(rel).stem == "abstract", _Budget(cpu_budget_s))
+            except IndexBudgetExceeded as exc:
+                idx.skipped[rel] = str(exc)
+                continue
+            idx._merge(part)
         return idx
 
-    def _index_file(self, rel: str, text: str, abstract_file: bool) -> None:
+    def _merge(self, part: PaperIndex) -> None:
+        for name in ("display_math", "inline_math", "tables", "citations", "references", "abstract", "sections",
+                     "numbers"):  # fmt: skip
+            getattr(self, name).extend(getattr(part, name))
+        self.comments.update(part.comments)
+        self.masked.update(part.masked)
+        for key, span in part.labels.items():
+            self.labels.setdefault(key, span)
+
+    def _index_file(self, rel: str, text: str, abstract_file: bool, budget: _Budget) -> None:
         clean = strip_comments(text)
         self.comments[rel] = [Span(rel, m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
         prose = list(clean)
+        braces = brace_ends(clean)
 
         def blank(a: int, b: int) -> None:
             prose[a:b] = [" "] * (b - a)
 
-        for m in _DISPLAY_RE.finditer(clean):
-            g = 3 if m.group(3) is not None else (4 if m.group(4) is not None else 5)
-            self.display_math.append(Span(rel, m.start(g), m.end(g)))
-            blank(m.start(), m.end())
-        for m in _INLINE_RE.finditer("".join(prose)):
-            g = 1 if m.group(1) is not None else 2
-            self.inline_math.append(Span(rel, m.start(g), m.end(g)))
-            blank(m.start(), m.end())
-        for m in _TABULAR_RE.finditer(clean):
-            self.tables.append(Span(rel, m.start(2), m.end(2)))
-        for m in _ABSTRACT_RE.finditer(clean):
-            self.abstract.append(Span(rel, m.start(1), m.end(1)))
+        def spans(matches: Iterable[re.Match]) -> Iterator[re.Match]:
+            for m in matches:
+                budget.check()
+                yield m
+
+        ranges = []
+        for start, end, a, b in display_blocks(clean, budget=budget):
+            self.display_math.append(Span(rel, a, b))
+            ranges.append((start, end))
+        _blank_ranges(prose, ranges)
+        ranges = []
+        for start, end, a, b in _inline_maths("".join(prose), budget):
+            self.inline_math.append(Span(rel, a, b))
+            ranges.append((start, end))
+        _blank_ranges(prose, ranges)
+        for _, _, a, b in _environments(clean, _TABULAR_ENVS, budget=budget):
+            self.tables.append(Span(rel, a, b))
+        for _, _, a, b in _environments(clean, "abstract", budget=budget):
+            self.abstract.append(Span(rel, a, b))
         m = _RESCIENCE_ABSTRACT_RE.search(clean)
         if m:
-            end = _brace_end(clean, m.end() - 1)
+            end = braces.get(m.end() - 1, len(clean))
             self.abstract.append(Span(rel, m.end(), end))
         if abstract_file:
             self.abstract.append(Span(rel, 0, len(text)))
-        for m in _SECTION_RE.finditer(clean):
+        for m in spans(_SECTION_RE.finditer(clean)):
             self.sections.append((Span(rel, m.start(), m.end()), m.group(2)))
-        for m in LABEL_RE.finditer(clean):
+        for m in spans(LABEL_RE.finditer(clean)):
             self.labels.setdefault(m.group(1).strip(), Span(rel, m.start(), m.end()))
-        for m in REF_RE.finditer(clean):
+        for m in spans(REF_RE.finditer(clean)):
             for key in m.group(1).split(","):
                 k = key.strip()
                 off = m.group(1).find(k) + m.start(1)
                 self.references.append(Reference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
         joined = "".join(prose)
-        for m in CITE_RE.finditer(clean):
+        sentences = _SentenceBounds(joined)
+        for m in spans(CITE_RE.finditer(clean)):
             keys = tuple(k.strip() for k in m.group(1).split(",") if k.strip())
-            s, e = sentence_around(joined, m.start(), m.end())
+            s, e = sentences.around(m.start(), m.end())
             self.citations.append(Citation(Span(rel, m.start(), m.end()), keys, Span(rel, s, e)))
-        for m in _NON_PROSE_ARG_RE.finditer(joined):
+        for m in spans(_NON_PROSE_ARG_RE.finditer(joined)):
             blank(m.start(), m.end())
-        for m in _OPTIONAL_ARG_RE.finditer("".join(prose)):
+        for m in spans(_OPTIONAL_ARG_RE.finditer("".join(prose))):
             blank(m.start(), m.end())
-        for m in _DEFINITION_RE.finditer(clean):  # macro bodies: settings and generated data, not prose
-            if (m.group(1) or m.group(2)) != "articleABSTRACT":
-                blank(m.start(), _brace_end(clean, m.end() - 1) + 1)
-        for m in _CODE_ENV_RE.finditer(clean):
+        # macro bodies: settings and generated data, not prose (an unbalanced one runs to the end, once)
+        _blank_ranges(prose, [(m.start(), braces.get(m.end() - 1, m.end() - 1) + 1)
+                              for m in spans(_DEFINITION_RE.finditer(clean))
+                              if (m.group(1) or m.group(2)) != "articleABSTRACT"])  # fmt: skip
+        _blank_ranges(prose, [(start, end) for start, end, _, _ in _environments(clean, _CODE_ENVS, True, budget)])
+        for m in spans(_NAMING_NUMBER_RE.finditer("".join(prose))):
             blank(m.start(), m.end())
-        for m in _NAMING_NUMBER_RE.finditer("".join(prose)):
-            blank(m.start(), m.end())
-        for m in _URL_RE.finditer("".join(prose)):  # URLs, DOIs and catalogue ids are not quantities
+        for m in spans(_URL_RE.finditer("".join(prose))):  # URLs, DOIs and catalogue ids are not quantities
             blank(m.start(), m.end())
         preamble_end = clean.find("\\begin{document}")
         if preamble_end > 0:  # the preamble holds settings and metadata, not prose
             blank(0, preamble_end)
         joined = "".join(prose)
         self.masked[rel] = joined
-        found = [(m.start(), m.end()) for m in NUMBER_RE.finditer(joined)]
+        found = [(m.start(), m.end()) for m in spans(NUMBER_RE.finditer(joined))]
         for span in self.inline_math:  # a quantity written as maths: $200$, $Re = 200$, $2\%$
             if span.file == rel and (m := _INLINE_NUMBER_RE.match(text, span.start, span.end)):
                 found.append((m.start(1), m.end(1)))
+        sentences = _SentenceBounds(joined)
         for a, b in sorted(found):
+            budget.check()
             if re.match(r"\$?\^", text[b : b + 2]):  # the base of a power (10$^3$) is not the quantity
                 continue
             span = Span(rel, a, b)
-            s, e = sentence_around(joined, a, b)
+            s, e = sentences.around(a, b)
             self.numbers.append(Number(span, text[a:b], Span(rel, s, e), self.in_abstract(span)))
-
-
-def _brace_end(text: str, open_pos: int) -> int:
-    """Index of the `}` closing the `{` at `open_pos` (len(text) when unbalanced)."""
-    depth = 0
-    for i in range(open_pos, len(text)):
-        c = text[i]
-        if c == "{" and text[i - 1] != "\\":
-            depth += 1
-        elif c == "}" and text[i - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(text)
 
 
 # --- The paper in reading order (issue 15): what a reviewer model is shown --------------------------
 
-_IFFALSE_RE = re.compile(r"\\iffalse\b.*?\\fi\b", re.S)
-_COMMENT_ENV_RE = re.compile(r"\\begin\{comment\}.*?\\end\{comment\}", re.S)
+_IFFALSE_RE = re.compile(r"\\iffalse\b")
 _SOURCE_EXTS = (".tex", ".ltx", ".sty", ".cls", ".txt", "")
 
 
@@ -462,8 +700,8 @@ def _unprinted(text: str) -> list[tuple[int, int]]:
     """Ranges of a file that are never printed: comments, \\iffalse ... \\fi, comment environments."""
     blank = strip_comments(text)
     ranges = [(m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
-    ranges += [(m.start(), m.end()) for m in _IFFALSE_RE.finditer(blank)]
-    ranges += [(m.start(), m.end()) for m in _COMMENT_ENV_RE.finditer(blank)]
+    ranges += [(m.start(), b) for m, _, b in paired(blank, _IFFALSE_RE, lambda m: r"\\fi\b")]
+    ranges += [(a, b) for a, b, _, _ in _environments(blank, "comment")]
     merged: list[tuple[int, int]] = []
     for a, b in sorted(ranges):
         if merged and a <= merged[-1][1]:
@@ -506,7 +744,7 @@ def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> Re
         out.append(s)
         size += len(s)
 
-    def visit(rel: str, lo: int = 0, hi: int | None = None, label: str = "") -> None:
+    def visit(rel: str, lo: int = 0, hi: int | None = None, label: str = "", depth: int = 0) -> None:
         seen.add(rel)
         text = files[rel]
         hi = len(text) if hi is None else hi
@@ -525,8 +763,8 @@ def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> Re
                 lo, hi = max(a, pos), min(b, start)
                 if hi > lo:
                     emit(text[lo:hi], rel, lo)
-            if target is not None and target not in seen:
-                visit(target)
+            if target is not None and target not in seen and depth < MAX_INPUT_DEPTH:  # deeper stays as written
+                visit(target, depth=depth + 1)
                 emit("\n")
             elif start < end:
                 emit(text[start:end], rel, start)  # an input we cannot follow stays visible as written

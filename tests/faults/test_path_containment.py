@@ -104,7 +104,8 @@ def test_missing_input_fallback_never_reads_an_escaping_symlink(tree):
     payloads = corpus.items.column("payload_json").to_pylist()
     assert len(payloads) == 4 and not any(SECRET in p for p in payloads)
     assert [str(e) for e in corpus.errors] == [
-        f"{paper_dir / 'notes.tex'}:0: 'notes.tex' refused: a symlink to a file outside the paper folder"
+        f"{paper_dir / 'notes.tex'}:0: 'notes.tex' refused: a symlink to a file outside the paper folder",
+        f"{paper_dir / 'main.tex'}:3: 'header-we-do-not-have' not found in the paper folder: not loaded",
     ]
 
 

@@ -32,6 +32,7 @@ when it shares a (sub)section with the common value and is not a one-digit case 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from rapidfuzz import fuzz
 
 from checkers.latex_macros import Macro, expand_macros, parse_macros
 from checkers.result import CheckInputError
+from corpora.papers.latex_paper import display_blocks
 
 __all__ = ["Quote", "Statement", "extract_statements"]
 
@@ -69,9 +71,8 @@ class Statement:
 
 
 _COMMENT = re.compile(r"(?<!\\)%.*")
-_DISPLAY = re.compile(
-    r"\\begin\{(equation|align|eqnarray|gather|multline|displaymath)(\*?)\}(.*?)\\end\{\1\2\}"
-    r"|\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)  # fmt: skip
+_DISPLAY_ENVS = "equation|align|eqnarray|gather|multline|displaymath"
+"""Display blocks are found by `display_blocks` (linear: an unterminated one never rescans the file)."""
 _INLINE = re.compile(r"(?<![\\$])\$([^$]{1,120})\$")
 _NUM = r"[-−]?\d[\d,]*(?:\.\d+)?"
 _BARE_HEAD = re.compile(
@@ -202,12 +203,11 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
     macros = macros or {}
     out: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []
-    for m in _DISPLAY.finditer(text):
-        body_group = next(g for g in (3, 4, 5) if m.group(g) is not None)
-        body, offset = m.group(body_group), m.start(body_group)
+    for block_start, block_end, offset, body_end in display_blocks(text, _DISPLAY_ENVS):
+        body = text[offset:body_end]
         if lead := _ANNOTATION.match(body):  # `\begin{equation}{\lwFuncURL{evol}{de_dt}}`: a hook's argument
             body, offset = body[lead.end():], offset + lead.end()
-        defines = _is_definition(text, m.start(), m.end(), body)
+        defines = _is_definition(text, block_start, block_end, body)
         rows, spans, start = [], [], 0
         for row in re.split(r"\\\\", body):
             s = offset + start
@@ -285,6 +285,13 @@ _SECTION = re.compile(r"\\(?:sub)*section\*?\s*[\[{]")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
 
 
+def _sentence_start(text: str, pos: int) -> int:
+    """`_sentence_bounds(text, pos)[0]` without the search for the end (unbounded on a file without one)."""
+    window = max(0, pos - 2000)
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, window, pos)]
+    return starts[-1] if starts else window
+
+
 def _sentence_bounds(text: str, pos: int) -> tuple[int, int]:
     """[start, end) of the sentence around `pos` (ends: . ! ? before a space, or a blank line)."""
     window = max(0, pos - 2000)
@@ -297,13 +304,14 @@ def _repeated_constants(file_texts: dict[str, str]) -> list[Statement]:
     by_symbol: dict[str, list[tuple[str, Quote, tuple[str, int]]]] = {}
     sections: dict[Quote, tuple[str, int]] = {}
     for file, text in file_texts.items():
+        section_starts = [m.start() for m in _SECTION.finditer(text)]  # counted by bisection, not rescanned per use
         for m in _INLINE.finditer(text):
             a = _ASSIGN.match(m.group(1))
             if a:
                 q = Quote(file, m.start(), m.end(), m.group(0))
                 by_symbol.setdefault(a.group(1).replace(" ", ""), []).append(
-                    (a.group(2), q, (file, _sentence_bounds(text, m.start())[0])))
-                sections[q] = (file, len(_SECTION.findall(text, 0, m.start())))
+                    (a.group(2), q, (file, _sentence_start(text, m.start()))))
+                sections[q] = (file, bisect.bisect_left(section_starts, m.start()))
     out = []
     for symbol, uses in by_symbol.items():
         counts = Counter(v for v, _, _ in uses)
