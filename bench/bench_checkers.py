@@ -16,6 +16,12 @@ row per statement (expected outcome, outcome, reason) and the summary: outcome c
 ending in `error`, refutations of statements labelled correct, and agreement with the labels.
 `--kind math.equality` sends the same statements the way the checkers read them before.
 
+`--flood 30` (issue 26 item 8) measures fairness over real HTTP: one replica with two workers and a
+`--flood-timeout` (default 10 s) per check; 30 concurrent one-check requests that each run into
+that limit, sent either by one client (`X-API-Key: flood`) or by 30 clients (a key each), and,
+one second later, a simple check from another client. Prints per flood shape the simple check's
+latency, how many flood requests were answered or refused 429, and when the last one returned.
+
 Uses RAY_ADDRESS when set, else starts a local Ray with 4 CPUs; Serve listens on a free
 127.0.0.1 port and is shut down at the end.
 """
@@ -138,6 +144,56 @@ def real_statements(kind: str, timeout_s: float) -> None:
     print(json.dumps({"kind": kind, **summary(rows), "wall_s": round(time.perf_counter() - start, 1)}, indent=2))
 
 
+SLOW = {"kind": "math.equality", "lhs": r"10^{10^{10}}", "rhs": "1"}  # runs into the per-check limit
+SIMPLE = {"kind": "math.equality", "lhs": "(x+1)^2", "rhs": "x^2+2x+1"}
+
+
+async def flood_once(url: str, size: int, clients: int) -> dict:
+    """`size` slow requests from `clients` keys, then one simple check from another key."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=900, limits=httpx.Limits(max_connections=size + 8)) as http:
+        start = time.monotonic()
+
+        async def one(body: dict, key: str) -> tuple[float, int]:
+            reply = await http.post(url, json=body, headers={"X-API-Key": key})
+            return time.monotonic() - start, reply.status_code
+
+        flood = [asyncio.ensure_future(one(SLOW, f"flood{i % clients}")) for i in range(size)]
+        await asyncio.sleep(1.0)
+        sent = time.monotonic() - start
+        answered, status = await one(SIMPLE, "simple")
+        replies = await asyncio.gather(*flood)
+    return {"flood": f"{clients} client(s) x {size // clients}", "simple_latency_s": round(answered - sent, 2),
+            "simple_status": status, "flood_answered": sum(s == 200 for _, s in replies),
+            "flood_429": sum(s == 429 for _, s in replies),
+            "flood_last_reply_s": round(max(at for at, _ in replies), 1)}  # fmt: skip
+
+
+def flood_bench(size: int, timeout_s: float) -> None:
+    import ray
+    from ray import serve
+
+    ray.init(address=os.environ.get("RAY_ADDRESS"), num_cpus=None if os.environ.get("RAY_ADDRESS") else 4,
+             logging_level="ERROR", log_to_driver=False)  # fmt: skip
+    # from_mapping: settings this checkout does not know are ignored, so the same script measures before/after
+    config = ServiceConfig.from_mapping({"port": free_port(), "app_name": "checkers_flood_bench",
+                                         "route_prefix": "/flood", "num_replicas": 1, "workers_per_replica": 2,
+                                         "num_cpus": 0.5, "timeout_s": timeout_s, "max_client_share": 0.5,
+                                         "max_queue_wait_s": 3 * timeout_s})  # fmt: skip
+    try:
+        start(config)
+        url = f"http://127.0.0.1:{config.port}/flood"
+        asyncio.run(flood_once(url, 2, 2))  # warm-up: both workers import sympy
+        print(json.dumps({"size": size, "timeout_s": timeout_s, "max_queue_wait_s": 3 * timeout_s,
+                          "fair_scheduler": "max_client_share" not in config.extra}))  # fmt: skip
+        for clients in (1, size):
+            print(json.dumps(asyncio.run(flood_once(url, size, clients))), flush=True)
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-kind", type=int, default=20)
@@ -145,9 +201,14 @@ def main() -> None:
     ap.add_argument("--real-statements", action="store_true", help="run the labelled real-paper statements")
     ap.add_argument("--kind", default="math.statement", help="check kind for --real-statements")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per check for --real-statements")
+    ap.add_argument("--flood", type=int, default=0, help="concurrent slow requests for the fairness bench")
+    ap.add_argument("--flood-timeout", type=float, default=10.0, help="per-check limit for --flood, seconds")
     args = ap.parse_args()
     if args.real_statements:
         real_statements(args.kind, args.timeout)
+        return
+    if args.flood:
+        flood_bench(args.flood, args.flood_timeout)
         return
 
     import ray

@@ -14,18 +14,27 @@ object, or a list -> a list; `GET /kinds` -> {kind: input format}; `GET /health`
 Abuse limits (all in `ServiceConfig`): a POST body over `max_body_bytes` or a list over
 `max_checks_per_request` is answered 413 with a JSON message naming the limit; JSON nested deeper
 than `max_json_depth` is answered 400. One request holds at most `max_request_share` of the
-replica's workers at a time, so a list of slow checks cannot starve a concurrent simple check. A
-client that disconnects cancels its checks: Serve cancels the handler, the running checks' worker
-processes are killed and replaced, and the queued ones never start.
+replica's workers at a time, so a list of slow checks cannot starve a concurrent simple check.
+Between clients (the `X-API-Key` or `Authorization` header if sent, else the peer address;
+`X-Forwarded-For` is not trusted) the `FairScheduler` gives a freed worker to the client with the
+fewest running checks, and one client holds at most `max_client_share` of the workers, so a flood
+of one client delays another's check by at most one running check. A check that waits over
+`max_queue_wait_s` for a worker gets its HTTP request answered 429 with `Retry-After` (the per-check
+time limit, rounded up) and a JSON body naming the limit. Handle callers share one identity and
+are never refused. A client that disconnects cancels its checks: Serve cancels the handler, the
+running checks' worker processes are killed and replaced, and the queued ones never start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import itertools
+import math
 import threading
+import time
 import tomllib
-import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +101,10 @@ class ServiceConfig:
     """Deepest nesting of lists/objects in a request body (deeper: HTTP 400)."""
     max_request_share: float = 0.5
     """Fraction of the replica's workers one request may hold at once (at least one worker)."""
+    max_client_share: float = 0.5
+    """Fraction of the replica's workers one client (API key, else address) may hold at once (at least one)."""
+    max_queue_wait_s: float = 30.0
+    """Longest a check waits for a worker before its HTTP request is answered 429 with Retry-After."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Unknown keys found in the table (kept so a typo is visible, never used)."""
 
@@ -112,30 +125,134 @@ class ServiceConfig:
         return Limits(timeout_s=self.timeout_s, memory_mb=self.memory_mb)
 
 
-class FairShare:
-    """Worker slots shared fairly between requests: `slots` in all, at most `per_request` per request.
+class QueueWaitExceeded(RequestRejected):
+    """A check waited longer than `max_queue_wait_s` for a worker: answered 429 with Retry-After."""
 
-    A request's surplus checks wait on its own semaphore, not in the shared queue, so another
-    request's check queues behind at most the checks already running."""
+    def __init__(self, waited_s: float, limit_s: float, retry_after_s: int) -> None:
+        super().__init__(429, f"waited {waited_s:.1f}s for a worker, over the limit of {limit_s:g}s "
+                              f"(max_queue_wait_s); retry after {retry_after_s}s")  # fmt: skip
+        self.limit = "max_queue_wait_s"
+        self.retry_after_s = retry_after_s
 
-    def __init__(self, slots: int, per_request: int) -> None:
-        self.slots = asyncio.Semaphore(slots)
-        self.per_request = per_request
-        self._own: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+@dataclass(frozen=True)
+class ClientId:
+    """Who a check belongs to, for fairness: the API key if one was sent, else the peer address.
+
+    Keys are not authenticated, so a client could mint one per request; `address` keeps such a
+    client's requests together when the scheduler decides whose turn it is. The key is held only
+    as a short hash, so it never reaches stats or logs."""
+
+    address: str
+    key_hash: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"key:{self.key_hash}" if self.key_hash else f"addr:{self.address}"
+
+    @classmethod
+    def from_headers(cls, address: str, headers: Any) -> ClientId:
+        key = headers.get("x-api-key") or headers.get("authorization")
+        if not key:
+            return cls(address)
+        return cls(address, hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16])
+
+
+HANDLE_CLIENT = ClientId("handle")
+"""Callers through a deployment handle (inside the cluster) share one identity."""
+
+
+@dataclass
+class _ClientState:
+    running: int = 0
+    waiting: deque[tuple[int, asyncio.Future[None]]] = field(default_factory=deque)
+
+
+class FairScheduler:
+    """Worker slots shared fairly between clients: `slots` in all, at most `per_client` per client.
+
+    A slot that frees goes to the waiting client with the fewest running checks from its address,
+    then the fewest of its own, then the one that asked first. A client's surplus checks therefore
+    wait behind its own, never in front of another client's; a flood of one client cannot hold
+    a newcomer back by more than one running check. A check that waits longer than `max_wait`
+    is refused (`QueueWaitExceeded`) so a flood sheds load instead of growing a queue."""
+
+    def __init__(self, slots: int, per_client: int, retry_after_s: int) -> None:
+        self.slots = slots
+        self.free = slots
+        self.per_client = per_client
+        self.retry_after_s = retry_after_s
+        self.rejected = 0
+        self._clients: dict[ClientId, _ClientState] = {}
+        self._sequence = itertools.count()
+
+    def _running_at(self, address: str) -> int:
+        return sum(state.running for client, state in self._clients.items() if client.address == address)
+
+    def _dispatch(self) -> None:
+        while self.free > 0:
+            ready = [(self._running_at(c.address), s.running, s.waiting[0][0], c)
+                     for c, s in self._clients.items() if s.waiting and s.running < self.per_client]  # fmt: skip
+            if not ready:
+                return
+            client = min(ready, key=lambda row: row[:3])[3]
+            state = self._clients[client]
+            _, granted = state.waiting.popleft()
+            granted.set_result(None)
+            state.running += 1
+            self.free -= 1
+
+    def _forget_if_idle(self, client: ClientId) -> None:
+        state = self._clients.get(client)
+        if state is not None and state.running == 0 and not state.waiting:
+            del self._clients[client]  # bounded state however many identities a client invents
+
+    def release(self, client: ClientId) -> None:
+        self._clients[client].running -= 1
+        self.free += 1
+        self._forget_if_idle(client)
+        self._dispatch()
+
+    async def acquire(self, client: ClientId, max_wait: float | None) -> None:
+        """Wait for a slot; QueueWaitExceeded after `max_wait` seconds (None: wait as long as it takes)."""
+        state = self._clients.setdefault(client, _ClientState())
+        entry = (next(self._sequence), asyncio.get_running_loop().create_future())
+        state.waiting.append(entry)
+        self._dispatch()
+        granted = entry[1]
+        started = time.monotonic()
+        try:
+            await asyncio.wait([granted], timeout=max_wait)
+        except asyncio.CancelledError:
+            self._give_up(client, entry)
+            raise
+        if not granted.done():
+            self._give_up(client, entry)
+            self.rejected += 1
+            raise QueueWaitExceeded(time.monotonic() - started, max_wait or 0.0, self.retry_after_s)
+
+    def _give_up(self, client: ClientId, entry: tuple[int, asyncio.Future[None]]) -> None:
+        """Leave the queue; a slot granted in the meantime is handed on."""
+        state = self._clients[client]
+        if entry[1].done():
+            self.release(client)
+            return
+        entry[1].cancel()
+        state.waiting.remove(entry)
+        self._forget_if_idle(client)
 
     @contextlib.asynccontextmanager
-    async def slot(self, request_id: str) -> AsyncIterator[None]:
-        own, users = self._own.get(request_id, (asyncio.Semaphore(self.per_request), 0))
-        self._own[request_id] = (own, users + 1)
+    async def slot(self, client: ClientId, max_wait: float | None) -> AsyncIterator[None]:
+        await self.acquire(client, max_wait)
         try:
-            async with own, self.slots:
-                yield
+            yield
         finally:
-            own, users = self._own[request_id]
-            if users == 1:
-                del self._own[request_id]
-            else:
-                self._own[request_id] = (own, users - 1)
+            self.release(client)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counts only: /health is unauthenticated, so no addresses or key hashes."""
+        return {"free": self.free, "clients": len(self._clients),
+                "waiting": sum(len(s.waiting) for s in self._clients.values())}  # fmt: skip
 
 
 @serve.deployment(name="CheckerService")
@@ -148,7 +265,10 @@ class CheckerService:
         workers = max(1, self.config.workers_per_replica)
         # One extra thread so a cancelled check's thread (killing its worker) never delays the next.
         self.pool = ThreadPoolExecutor(max_workers=workers + 1)
-        self.share = FairShare(workers, max(1, int(workers * self.config.max_request_share)))
+        self.per_request = max(1, int(workers * self.config.max_request_share))
+        # Retry-After: the longest one running check can hold a worker.
+        self.scheduler = FairScheduler(workers, max(1, int(workers * self.config.max_client_share)),
+                                       retry_after_s=max(1, math.ceil(self.config.timeout_s)))  # fmt: skip
         self.kinds_doc = {kind: spec.doc for kind, spec in registered().items()}
         self.check_batch.set_max_batch_size(self.config.max_batch_size)
         self.check_batch.set_batch_wait_timeout_s(self.config.batch_wait_timeout_s)
@@ -174,9 +294,9 @@ class CheckerService:
         self.batch_sizes.append(len(requests))
         return requests
 
-    async def _run_fair(self, request_id: str, request: Any) -> dict[str, Any]:
+    async def _run_fair(self, client: ClientId, request: Any, max_wait: float | None) -> dict[str, Any]:
         request = await self.check_batch(request)
-        async with self.share.slot(request_id):
+        async with self.scheduler.slot(client, max_wait):
             cancel = threading.Event()
             running = asyncio.get_running_loop().run_in_executor(self.pool, self._run_one, request, cancel)
             try:
@@ -192,15 +312,31 @@ class CheckerService:
             raise RequestRejected(413, f"{len(requests)} checks in one request; the limit is {limit} "
                                        "(max_checks_per_request)")  # fmt: skip
 
-    async def check(self, request: Any) -> dict[str, Any]:
-        """One request -> one result dict."""
-        return await self._run_fair(uuid.uuid4().hex, request)
+    async def check(self, request: Any, client: ClientId = HANDLE_CLIENT,
+                    max_wait_s: float | None = None) -> dict[str, Any]:  # fmt: skip
+        """One request -> one result dict. Handle callers wait as long as it takes (no 429)."""
+        return await self._run_fair(client, request, max_wait_s)
 
-    async def check_many(self, requests: list[Any]) -> list[dict[str, Any]]:
-        """A list of requests -> results in the same order (RequestRejected over the length limit)."""
+    async def check_many(self, requests: list[Any], client: ClientId = HANDLE_CLIENT,
+                         max_wait_s: float | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        """A list of requests -> results in the same order (RequestRejected over the length limit).
+
+        The list's surplus checks wait on its own share (not counted as queue wait); one that then
+        waits over `max_wait_s` for a worker fails the whole list and cancels the rest."""
         self._check_length(requests)
-        request_id = uuid.uuid4().hex
-        return list(await asyncio.gather(*(self._run_fair(request_id, r) for r in requests)))
+        own = asyncio.Semaphore(self.per_request)
+
+        async def one(request: Any) -> dict[str, Any]:
+            async with own:
+                return await self._run_fair(client, request, max_wait_s)
+
+        tasks = [asyncio.ensure_future(one(r)) for r in requests]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:  # a refused or cancelled list stops its other checks
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def kinds(self) -> dict[str, str]:
         return self.kinds_doc
@@ -211,7 +347,9 @@ class CheckerService:
                 "timeout_s": self.config.timeout_s, "memory_mb": self.config.memory_mb,
                 "largest_batch": max(self.batch_sizes, default=0), "batches": len(self.batch_sizes),
                 "replaced_workers": self.runner.replaced, "cancelled_checks": self.runner.cancelled,
-                "worker_pids": self.runner.pids, "per_request_workers": self.share.per_request,
+                "worker_pids": self.runner.pids, "per_request_workers": self.per_request,
+                "per_client_workers": self.scheduler.per_client, "max_queue_wait_s": self.config.max_queue_wait_s,
+                "queue_wait_rejections": self.scheduler.rejected, "scheduler": self.scheduler.snapshot(),
                 "engine": engine_note()}  # fmt: skip
 
     async def __call__(self, http_request) -> Any:
@@ -224,14 +362,20 @@ class CheckerService:
             if path.endswith("/health"):
                 return JSONResponse({"ok": True, **await self.stats()})
             return JSONResponse({"error": "GET /kinds or /health; POST checks as JSON"}, status_code=404)
+        client = ClientId.from_headers(http_request.client.host if http_request.client else "unknown",
+                                      http_request.headers)  # fmt: skip
+        max_wait = self.config.max_queue_wait_s
         try:
             body = parse_body(await self._read_body(http_request), self.config.max_json_depth)
             if isinstance(body, list):
                 self._check_length(body)
-                return JSONResponse(await self.check_many(body))
+                return JSONResponse(await self.check_many(body, client, max_wait))
+            return JSONResponse(await self.check(body, client, max_wait))
+        except QueueWaitExceeded as exc:
+            return JSONResponse({"error": str(exc), "limit": exc.limit, "retry_after_s": exc.retry_after_s},
+                                status_code=429, headers={"Retry-After": str(exc.retry_after_s)})  # fmt: skip
         except RequestRejected as exc:
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
-        return JSONResponse(await self.check(body))
 
     async def _read_body(self, http_request) -> bytes:
         """The POST body, refused (413) as soon as it passes `max_body_bytes`, never read whole first."""

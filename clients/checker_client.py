@@ -5,7 +5,9 @@ shared service. Two transports with one interface (`CheckerClient` protocol):
 
 * `HttpCheckerClient(base_url)` -- JSON over HTTP to the Serve proxy (127.0.0.1 by default);
   an injectable httpx transport serves tests. Failures map onto the clients error tree:
-  connection errors, timeouts and 5xx -> `TransientError`; 4xx -> `BadRequestError` carrying
+  connection errors, timeouts and 5xx -> `TransientError`; 429 (the service's `max_queue_wait_s`)
+  -> `RateLimitedError`, retried after the `Retry-After` it names (capped, `retry_after_cap`) up
+  to `max_attempts` in all, then raised: an outage, never a verdict; other 4xx -> `BadRequestError` carrying
   the service's message (e.g. the 413 naming `max_checks_per_request`); an
   unreadable body -> `ParseError`. A check that ran and could not decide is not an error: it
   is a `CheckReply` with outcome `inconclusive` / `error` / `unavailable`.
@@ -22,8 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from clients.errors import BadRequestError, ParseError, TransientError
+from clients.errors import BadRequestError, ParseError, RateLimitedError, TransientError
+from clients.rate_limit_headers import retry_after_seconds
+from clients.retry import backoff_seconds
 
 __all__ = ["CheckReply", "CheckRequest", "CheckerClient", "HandleCheckerClient", "HttpCheckerClient"]
 
@@ -77,14 +82,30 @@ class HttpCheckerClient:
     name = "checkers"
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000/checkers", timeout_s: float = 120.0,
-                 transport: httpx.AsyncBaseTransport | None = None, max_per_request: int = 64) -> None:  # fmt: skip
+                 transport: httpx.AsyncBaseTransport | None = None, max_per_request: int = 64,
+                 max_attempts: int = 4, retry_after_cap: float = 60.0) -> None:  # fmt: skip
         self.base_url = base_url.rstrip("/")
+        self.max_attempts = max(1, max_attempts)
+        """Attempts per POST when the service answers 429 (only 429 is retried here)."""
+        self.retry_after_cap = retry_after_cap
+        """Longest wait honoured from the service's Retry-After, seconds (a hostile value is capped)."""
         self.timeout_s = timeout_s
         self.transport = transport
         self.max_per_request = max(1, max_per_request)
         """Longest list sent in one POST (the service's `max_checks_per_request`, default 64)."""
 
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome is not None else None
+        return backoff_seconds(state.attempt_number, error, base_wait=1.0, max_wait=self.retry_after_cap,
+                               retry_after_cap=self.retry_after_cap)  # fmt: skip
+
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
+        """One exchange; a 429 is tried again after its Retry-After (tenacity), the last one raised."""
+        retrying = AsyncRetrying(retry=retry_if_exception_type(RateLimitedError), wait=self._wait,
+                                 stop=stop_after_attempt(self.max_attempts), reraise=True)  # fmt: skip
+        return await retrying(self._send_once, method, path, body)
+
+    async def _send_once(self, method: str, path: str, body: Any = None) -> Any:
         try:
             async with httpx.AsyncClient(timeout=self.timeout_s, transport=self.transport) as http:
                 response = await http.request(method, self.base_url + path, json=body)
@@ -98,6 +119,9 @@ class HttpCheckerClient:
             ) from None
         if response.status_code >= 500:
             raise TransientError("checker service failed", source=self.name, status=response.status_code)
+        if response.status_code == 429:
+            raise RateLimitedError(f"checker service is busy: {_service_error(response)}", source=self.name,
+                                   retry_after=retry_after_seconds(response.headers))  # fmt: skip
         if response.status_code >= 400:
             raise BadRequestError(f"checker service refused the request: {_service_error(response)}",
                                   source=self.name, status=response.status_code)  # fmt: skip

@@ -9,7 +9,8 @@ configured host (127.0.0.1 by default) and port, and deploys the app. --detach n
 cluster: the app lives in the cluster, and a local Ray started here would stop with this process.
 On a remote cluster, submit it as a job so replicas get the code: `ray job submit --working-dir .
 -- python jobs/serve_checkers.py --detach`. A detached app outlives this process; `serve shutdown`
-stops it. Settings come from the `[checkers]` table of the TOML file (configs/checkers.toml
+stops it. Without --detach, Ctrl-C or SIGTERM deletes this app (other apps on the cluster keep
+running), prints one line and exits 0. Settings come from the `[checkers]` table of the TOML file (configs/checkers.toml
 documents every option); command-line flags override single values.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -27,6 +29,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cluster.ray_address import RayAddressError, in_submitted_job, init_ray, resolve_ray_address  # noqa: E402
 
 EXIT_BAD_INPUT = 2
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGINT arrived: stop serving (BaseException, so no handler on the way swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signal_name = signal.Signals(signum).name
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+def _stop_on_signals() -> None:
+    # ray.init installs its own SIGTERM handler (sys.exit(15)); ours is set after it, and before.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _raise_stopped)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,21 +93,37 @@ def main(argv: list[str] | None = None) -> int:
     }
     config = dataclasses.replace(config, **overrides)
 
-    init_ray(target, logging_level="ERROR")
-    start(config)
-    url = f"http://{config.host}:{config.port}{config.route_prefix}"
-    print(json.dumps({"app": config.app_name, "url": url, "replicas": config.num_replicas,
-                      "autoscaling": dataclasses.asdict(config.autoscaling) if config.autoscaling else None}), flush=True)  # fmt: skip
-    if args.detach:
-        return 0
     try:
+        _stop_on_signals()
+        init_ray(target, logging_level="ERROR")
+        _stop_on_signals()
+        start(config)
+        url = f"http://{config.host}:{config.port}{config.route_prefix}"
+        print(json.dumps({"app": config.app_name, "url": url, "replicas": config.num_replicas,
+                          "autoscaling": dataclasses.asdict(config.autoscaling) if config.autoscaling else None}), flush=True)  # fmt: skip
+        if args.detach:
+            return 0
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        from ray import serve
+    except Stopped as stop:
+        for signum in (signal.SIGTERM, signal.SIGINT):  # a second signal must not interrupt the cleanup
+            signal.signal(signum, signal.SIG_IGN)
+        print(f"stopped by {stop.signal_name}: {_delete_app(config.app_name)}", flush=True)
+        return 0
 
-        serve.shutdown()
-    return 0
+
+def _delete_app(app_name: str) -> str:
+    """Delete only this app (Serve's proxy and other apps on a shared cluster keep running)."""
+    import ray
+    from ray import serve
+
+    if not ray.is_initialized():
+        return f"app {app_name!r} was not deployed"
+    try:
+        serve.delete(app_name)
+    except Exception as exc:  # Ray itself stopping: say so in the one line, no stack dump
+        return f"app {app_name!r} not deleted ({type(exc).__name__})"
+    return f"app {app_name!r} deleted"
 
 
 if __name__ == "__main__":
