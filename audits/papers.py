@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pyarrow as pa
 
 from audits.base import AuditContext, ShardedAudit, Verdicts
-from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary
+from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary, count_outage_answers
 from storage.run_publication import (
     Submission,
     close_system_run,
@@ -38,6 +38,9 @@ class ScoredPaperRun:
     metrics: pa.Table
     """This reviewer's METRIC_SCHEMA rows, with its own run id."""
     scores: dict[str, Any]
+    outage_items: int = 0
+    """Copies reviewed while the reviewer's provider (a model, the checker service) was down."""
+    published: bool = True
 
 
 @dataclass
@@ -47,6 +50,7 @@ class PaperScores:
     metrics: pa.Table
     """Every statistic over all reviewers (METRIC_SCHEMA)."""
     runs: list[ScoredPaperRun]
+    allow_incomplete: bool = False
 
 
 class PaperAudit(ShardedAudit):
@@ -64,7 +68,8 @@ class PaperAudit(ShardedAudit):
             return adjudicate_paper_runs(ctx.config, ctx.plan, ctx.corpus, ctx.cache_dir, ctx.services)
 
     def score(self, ctx: AuditContext, verdicts: Verdicts) -> PaperScores:
-        return score_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, bootstrap=ctx.config.bootstrap)
+        return score_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, bootstrap=ctx.config.bootstrap,
+                                allow_incomplete=ctx.config.allow_incomplete)  # fmt: skip
 
     def publish(self, ctx: AuditContext, verdicts: Verdicts, scores: PaperScores, elapsed_s: float) -> RunSummary:
         return publish_paper_runs(ctx.plan.store, ctx.plan.runs, verdicts, scores, failed=ctx.failed,
@@ -133,7 +138,8 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_d
     return verdicts
 
 
-def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, bootstrap: int) -> PaperScores:
+def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, bootstrap: int,
+                     allow_incomplete: bool = False) -> PaperScores:  # fmt: skip
     """Each reviewer's verdicts -> detection and false-positive statistics per reviewer (reads the
     stored outputs for error counts; writes nothing)."""
     from scoring.papers.metrics import paper_audit_metrics, reviewer_audit_rows
@@ -169,8 +175,10 @@ def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, boots
             "num_unscored": outcomes.count("unscored"),
             "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
         }
-        scored.append(ScoredPaperRun(run, outputs, mine, scores))
-    return PaperScores(combined, all_metrics, scored)
+        # copies answered during an outage are unscored (adjudication) and retried on resubmission
+        outage_items = count_outage_answers(outputs)
+        scored.append(ScoredPaperRun(run, outputs, mine, scores, outage_items, not outage_items or allow_incomplete))
+    return PaperScores(combined, all_metrics, scored, allow_incomplete)
 
 
 def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored: PaperScores, *,
@@ -185,7 +193,8 @@ def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored
     for s in scored.runs:
         run = s.run
         store.write_table(run.run_id, "verdicts", verdicts[run.run_id])
-        system = close_system_run(store, run, s.outputs, failed, s.metrics, s.scores)
+        system = close_system_run(store, run, s.outputs, failed, s.metrics, s.scores, outage_items=s.outage_items,
+                                  published=s.published, allow_incomplete=scored.allow_incomplete)  # fmt: skip
         summary.systems.append(system)
         tracked.append((system, run, s.metrics, s.metrics.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
     report_dir = work_dir / "report"

@@ -5,9 +5,12 @@ shared service. Two transports with one interface (`CheckerClient` protocol):
 
 * `HttpCheckerClient(base_url)` -- JSON over HTTP to the Serve proxy (127.0.0.1 by default);
   an injectable httpx transport serves tests. Failures map onto the clients error tree:
-  connection errors, timeouts and 5xx -> `TransientError`; 429 (the service's `max_queue_wait_s`)
-  -> `RateLimitedError`, retried after the `Retry-After` it names (capped, `retry_after_cap`) up
-  to `max_attempts` in all, then raised: an outage, never a verdict; other 4xx -> `BadRequestError` carrying
+  connection errors, timeouts, 408/425 and 5xx -> `TransientError`; 429 (the service's
+  `max_queue_wait_s`) -> `RateLimitedError`. Both are retried under the one retry policy
+  (`clients/retry.py`: backoff, a 429 after the `Retry-After` it names, capped at
+  `retry_after_cap`) up to `max_attempts` in all, then raised: an outage (`clients.errors.is_outage`),
+  never a verdict -- the service is a provider like the others, and a caller leaves the item
+  UNCERTAIN-by-outage naming `OUTAGE_SOURCE`; other 4xx -> `BadRequestError` carrying
   the service's message (e.g. the 413 naming `max_checks_per_request`); an
   unreadable body -> `ParseError`. A check that ran and could not decide is not an error: it
   is a `CheckReply` with outcome `inconclusive` / `error` / `unavailable`.
@@ -24,13 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from clients.errors import BadRequestError, ParseError, RateLimitedError, TransientError
 from clients.rate_limit_headers import retry_after_seconds
-from clients.retry import backoff_seconds
+from clients.retry import RetryPolicy
 
-__all__ = ["CheckReply", "CheckRequest", "CheckerClient", "HandleCheckerClient", "HttpCheckerClient"]
+__all__ = ["OUTAGE_SOURCE", "CheckReply", "CheckRequest", "CheckerClient", "HandleCheckerClient", "HttpCheckerClient"]
+
+OUTAGE_SOURCE = "checkers"
+"""How an outage answer names the checker service in `detail["outage_sources"]` (storage/outages.py)."""
 
 OUTCOMES = ("confirmed", "refuted", "inconclusive", "error", "skipped", "unavailable")
 
@@ -83,27 +88,23 @@ class HttpCheckerClient:
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000/checkers", timeout_s: float = 120.0,
                  transport: httpx.AsyncBaseTransport | None = None, max_per_request: int = 64,
-                 max_attempts: int = 4, retry_after_cap: float = 60.0) -> None:  # fmt: skip
+                 max_attempts: int = 4, retry_after_cap: float = 60.0,
+                 retry: RetryPolicy | None = None) -> None:  # fmt: skip
         self.base_url = base_url.rstrip("/")
-        self.max_attempts = max(1, max_attempts)
-        """Attempts per POST when the service answers 429 (only 429 is retried here)."""
-        self.retry_after_cap = retry_after_cap
-        """Longest wait honoured from the service's Retry-After, seconds (a hostile value is capped)."""
+        self.retry = retry or RetryPolicy(max_attempts=max(1, max_attempts), base_wait=1.0, max_wait=retry_after_cap,
+                                          retry_after_cap=retry_after_cap)  # fmt: skip
+        """Attempts per POST (`max_attempts`) and the longest wait honoured from the service's
+        Retry-After (`retry_after_cap`: a hostile value is capped); transient failures and 429s."""
+        self.max_attempts = self.retry.max_attempts
+        self.retry_after_cap = self.retry.retry_after_cap
         self.timeout_s = timeout_s
         self.transport = transport
         self.max_per_request = max(1, max_per_request)
         """Longest list sent in one POST (the service's `max_checks_per_request`, default 64)."""
 
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
-        return backoff_seconds(state.attempt_number, error, base_wait=1.0, max_wait=self.retry_after_cap,
-                               retry_after_cap=self.retry_after_cap)  # fmt: skip
-
     async def _send(self, method: str, path: str, body: Any = None) -> Any:
-        """One exchange; a 429 is tried again after its Retry-After (tenacity), the last one raised."""
-        retrying = AsyncRetrying(retry=retry_if_exception_type(RateLimitedError), wait=self._wait,
-                                 stop=stop_after_attempt(self.max_attempts), reraise=True)  # fmt: skip
-        return await retrying(self._send_once, method, path, body)
+        """One exchange under the one retry policy; the last error raised (an outage if transient)."""
+        return await self.retry.call(self._send_once, method, path, body)
 
     async def _send_once(self, method: str, path: str, body: Any = None) -> Any:
         try:
@@ -117,7 +118,7 @@ class HttpCheckerClient:
             raise TransientError(
                 f"cannot reach the checker service: {type(exc).__name__}", source=self.name
             ) from None
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code in (408, 425):
             raise TransientError("checker service failed", source=self.name, status=response.status_code)
         if response.status_code == 429:
             raise RateLimitedError(f"checker service is busy: {_service_error(response)}", source=self.name,

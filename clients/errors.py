@@ -33,6 +33,8 @@ output with its reason, never retried by a resume and never a verdict.
 
 from __future__ import annotations
 
+from storage.redaction import redact_text
+
 __all__ = [
     "AuthError",
     "BadRequestError",
@@ -53,12 +55,15 @@ class ClientError(Exception):
     """Base of every client error.
 
     Args:
-        message: human-readable reason (never contains a key or secret).
+        message: human-readable reason. Redacted here (`storage.redaction.redact_text`: registered
+            keys, URL credentials, bearer tokens, password-like pairs), so a key a provider echoed
+            in its error body goes nowhere this error goes (outputs, votes, logs, stdout).
         source: the source or provider name (`crossref`, `openalex`, `openai/gpt-4o`, ...).
         status: the HTTP status, when there was a response.
     """
 
     def __init__(self, message: str, *, source: str | None = None, status: int | None = None) -> None:
+        message = redact_text(message) or message
         super().__init__(message)
         self.message = message
         self.source = source

@@ -40,6 +40,7 @@ from clients.outage_guard import OutageGuard
 from clients.rate_limit_headers import announced_rpm, pause_seconds, retry_after_seconds
 from clients.response_cache import CachedResponse, ResponseCache, request_key
 from clients.retry import RetryPolicy
+from storage.redaction import register_secret
 
 __all__ = [
     "REDACTOR",
@@ -141,6 +142,7 @@ class SecretRedactor(logging.Filter):
         self.secrets: set[str] = set()
 
     def add(self, *values: str | None) -> None:
+        register_secret(*values)  # and out of every stored or printed text (storage/redaction.py)
         new = {v for v in values if v and len(v) >= 4} - self.secrets
         if new:
             self.secrets |= new

@@ -33,6 +33,7 @@ from clients.llm_cost import Price, price_for
 from clients.llm_litellm import LiteLLMBackend
 from clients.llm_request import LLMRequest, LLMResponse
 from clients.retry import RetryPolicy
+from storage.redaction import register_secret_env
 
 __all__ = ["GatewayStats", "LLMGateway", "LLMServices", "SELF_HOSTED_PREFIX"]
 
@@ -88,6 +89,7 @@ def limiter_key(model: str, api_base: str | None, api_key_env: str | None) -> st
     """Limiter key for a model and credentials: provider/model, plus a hash of the base URL and of
     the key (never the key itself), so two keys or two servers get separate buckets."""
     key = f"llm:{model}"
+    register_secret_env(api_key_env)  # read here first: out of every stored or printed text from now on
     secret = os.environ.get(api_key_env) if api_key_env else None
     if api_base:
         key += f"@{hashlib.sha256(api_base.encode()).hexdigest()[:8]}"

@@ -4,7 +4,13 @@ litellm would retry on its own and wait as long as a `Retry-After` says (unbound
 with `num_retries=0` and `max_retries=0` and translate its exceptions into `clients/errors.py`
 types here, at the boundary, so the one retry policy (`clients/retry.py`) decides. A 429 whose
 message speaks of quota or billing is `QuotaExhaustedError` (waiting will not help), not a rate
-limit.
+limit. A missing key is an `AuthError` naming the model and the variable, raised before any call
+(`missing_key_reasons`); litellm reports an OpenAI-style missing key as a 500 "Missing
+credentials", which is classed as auth too, never as an outage that a resubmission would retry.
+
+Every key this backend sends (the `api_key_env` value, or the provider variables litellm reads on
+its own) is registered with the redactor (`storage/redaction.py`) before the call, so a provider
+that echoes it in an error body never gets it into an output, a report or MLflow.
 """
 
 from __future__ import annotations
@@ -25,12 +31,33 @@ from clients.errors import (
     TransientError,
 )
 from clients.llm_request import LLMRequest, LLMResponse, ToolCall
+from storage.redaction import register_environment_secrets, register_secret_env
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-__all__ = ["LiteLLMBackend", "classify_litellm_error"]
+__all__ = ["LiteLLMBackend", "classify_litellm_error", "missing_key_reasons"]
 
 _QUOTA_WORDS = ("quota", "billing", "insufficient_quota", "credit", "payment required")
+# What the SDKs say when no key was given at all (OpenAI's arrives as a 500 from litellm).
+_MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set", "no key is set",
+                      "missing api key", "api key not found", "api key is missing")  # fmt: skip
+
+
+def missing_key_reasons(model: str, api_key_env: str | None = None, api_base: str | None = None) -> list[str]:
+    """What this machine's environment lacks to call `model` (variable names only, never values):
+    the `api_key_env` variable when one is named, else the provider's own variables litellm
+    expects. A self-hosted model or a custom endpoint without `api_key_env` needs none."""
+    if api_key_env:
+        return [] if os.environ.get(api_key_env) else [f"environment variable {api_key_env} (api_key_env) is not set"]
+    if model.startswith("self/") or api_base:
+        return []  # its key, if any, is the endpoint's business
+    import litellm
+
+    try:
+        missing = litellm.validate_environment(model=model).get("missing_keys") or []
+    except Exception:  # an unknown provider: litellm says so when called
+        return []
+    return [f"model {model} needs environment variable {k}" for k in missing]
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -55,6 +82,8 @@ def classify_litellm_error(exc: BaseException, source: str) -> ClientError:
     status = getattr(exc, "status_code", None)
     message = str(getattr(exc, "message", None) or exc)[:300]
     lowered = message.lower()
+    if any(w in lowered for w in _MISSING_KEY_WORDS):  # no key on this machine: a definite answer
+        return AuthError(message, source=source, status=status if status in (401, 403) else None)
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         if any(w in lowered for w in _QUOTA_WORDS):
             return QuotaExhaustedError(message, source=source, status=429)
@@ -94,9 +123,24 @@ class LiteLLMBackend:
         self.api_key_env = api_key_env
         self.extra = dict(extra or {})
         self._warm_lock: asyncio.Lock | None = None
+        self._keys_ready: set[str] = set()
+        """Models whose key was found and registered with the redactor in this process."""
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_warm_lock": None}
+        return {**self.__dict__, "_warm_lock": None, "_keys_ready": set()}  # checked again where it lands
+
+    def _ensure_key(self, model: str) -> None:
+        """Register the key this call sends with the redactor; `AuthError` when it is missing here."""
+        if model in self._keys_ready:
+            return
+        if self.api_key_env:
+            register_secret_env(self.api_key_env)
+        else:
+            register_environment_secrets()  # litellm picks the provider's variable itself
+        missing = missing_key_reasons(model, self.api_key_env, self.api_base)
+        if missing:
+            raise AuthError(f"{'; '.join(missing)} on this machine", source=model)
+        self._keys_ready.add(model)
 
     async def warm_up(self, model: str) -> None:
         """Pay litellm's first-call cost (lazy imports, clients: seconds on a busy host) before a
@@ -121,6 +165,7 @@ class LiteLLMBackend:
     async def generate(self, request: LLMRequest, timeout: float) -> LLMResponse:
         import litellm
 
+        self._ensure_key(request.model)
         kwargs: dict[str, Any] = {**self.extra, **request.params}
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -139,7 +184,8 @@ class LiteLLMBackend:
         except ClientError:
             raise
         except Exception as exc:  # noqa: BLE001 - every provider error is translated here
-            raise classify_litellm_error(exc, request.model) from exc
+            # not chained: the provider's exception may quote the key (a 401 echoing it)
+            raise classify_litellm_error(exc, request.model) from None
         latency = time.monotonic() - started
         try:
             choice = raw.choices[0]

@@ -283,9 +283,16 @@ def resolve_tracking_uri(config: RunConfig) -> str | None:
 
 def preflight(config: RunConfig) -> str | None:
     """Storage and tracking answer before any work (the cluster's side is checked once Ray is up)."""
-    from cluster.preflight import check_storage, check_tracking, quick_mlflow_retries
+    from cluster.preflight import (
+        check_storage,
+        check_tracking,
+        key_needs,
+        quick_mlflow_retries,
+        register_keys,
+    )
 
     quick_mlflow_retries()
+    register_keys(key_needs((s.label or s.name, s.args) for s in config.systems))
     return check_storage(config.storage) or check_tracking(resolve_tracking_uri(config))
 
 
@@ -327,10 +334,12 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
     except (ConnectionError, ValueError, RuntimeError) as exc:  # e.g. RAY_ADDRESS=auto with no cluster
         print(f"error: could not connect to Ray at {target.given or 'a new local Ray'}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from cluster.preflight import check_storage_from_worker
+    from cluster.preflight import check_keys_from_workers, check_storage_from_worker, key_needs
 
     # a node's environment is not the driver's; a local Ray's workers have the driver's (checked above)
-    problem = None if target.is_local else check_storage_from_worker(config.storage)
+    problem = None if target.is_local else (
+        check_storage_from_worker(config.storage)
+        or check_keys_from_workers(key_needs((s.label or s.name, s.args) for s in config.systems)))
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -28,6 +28,7 @@ from adjudication.papers.controls import control_cases
 from adjudication.papers.detection import DetectionMatcher
 from adjudication.papers.false_positive import FalsePositiveAdjudicator
 from clients.llm_gateway import LLMServices
+from storage.outages import outage_sources
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 
 __all__ = ["PaperAdjudicationConfig", "adjudicate_paper_controls", "adjudicate_paper_run",
@@ -104,6 +105,8 @@ async def adjudicate_paper_run_async(items: pa.Table | list[dict[str, Any]], tru
         if item_id not in truths or item_id not in payloads:
             raise KeyError(f"output for {item_id} has no {'truth' if item_id not in truths else 'item'} row")
         t, payload = truths[item_id], payloads[item_id]
+        if down := outage_sources(output.get("detail_json")):  # no review was made: unscored, never "missed"
+            output = {**output, "error": f"no review: {', '.join(down)} unavailable (retried on resubmission)"}
         files, main = payload.get("files") or {}, payload.get("main_file") or "main.tex"
         async with slots:
             adjudicator = fp if t.get("clean") else detection

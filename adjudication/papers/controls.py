@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from storage.outages import outage_sources
+
 __all__ = ["CONTROL_PREFIX", "NULL_REVIEW", "NULL_TOLERANCE", "RANDOM_QUOTES", "control_cases"]
 
 CONTROL_PREFIX = "control:"
@@ -91,7 +93,7 @@ def control_cases(payloads: Mapping[str, dict[str, Any]], truths: Mapping[str, d
             continue
         for out in outputs:
             t = truths.get(out["item_id"])
-            if not t or t.get("clean") or out.get("error"):
+            if not t or t.get("clean") or out.get("error") or outage_sources(out.get("detail_json")):
                 continue
             target = target_of.get(out["item_id"])
             if target is not None:

@@ -26,7 +26,7 @@ from clients.llm_json import parse_json_answer
 from clients.llm_request import prompt_hash
 from corpora.papers.latex_paper import ReadingText, reading_order_text
 from storage.records import Item, Output
-from verifiers.llm_batch import gateway_from_context, run_batch
+from verifiers.llm_batch import gateway_from_context, provider_failure, run_batch
 from verifiers.registry import package, system
 from verifiers.system import RunContext
 
@@ -221,8 +221,8 @@ class PaperReviewerLLM:
             return Output.failed(item.item_id, item.load_error or "paper copy has no files", "input")
         try:
             response = await gateway.complete(self.messages(item), self.params)
-        except ClientError as exc:
-            return Output.failed(item.item_id, exc.reason, "provider")
+        except ClientError as exc:  # an outage is UNCERTAIN-by-outage (retried on resubmission), never final
+            return provider_failure(item.item_id, exc, self.model)
         if not (response.text or "").strip():
             return Output(item.item_id, error="empty review", error_kind="parse", model_id=response.model_id)
         text, flags, method = read_review(item.item_id, response.text or "", self.prompt_style)

@@ -11,6 +11,12 @@ the check input and its result under `check`; the review text lists the flags an
 outcomes (`check_outcomes`, and per kind `outcomes_by_kind`), so a reader sees how much was
 checkable. Only `refuted` flags (`inconclusive`, `skipped` and `error` never do). A copy with
 nothing checkable is a review with no flags, not an error.
+
+The checker service is a provider like the others: when it is unavailable after the retry
+policy (connection refused, timeouts, 5xx, 429; `clients.errors.is_outage`) the copy is
+UNCERTAIN-by-outage (`detail["outage_sources"] = ["checkers"]`, storage/outages.py), so the run
+is incomplete and a resubmission reviews it again; any other checker failure (a refused
+request, an unreadable reply) is an errored `provider` output.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ import time
 from collections import Counter
 from typing import Any
 
-from clients.checker_client import CheckRequest, HttpCheckerClient
-from clients.errors import ClientError
+from clients.checker_client import OUTAGE_SOURCE, CheckRequest, HttpCheckerClient
+from clients.errors import ClientError, is_outage
+from storage.outages import OUTAGE_KEY
 from storage.records import Item, Output
+from verifiers.llm_batch import OUTAGE_CONFIDENCE
 from verifiers.registry import package, system
 from verifiers.reviewers.statements import Statement, extract_statements
 from verifiers.system import RunContext
@@ -101,6 +109,10 @@ class MechanicalReviewer:
         try:
             results = await self.check_all(statements)
         except ClientError as exc:
+            if is_outage(exc):  # not an answer about this copy: retried on resubmission, never scored
+                return Output(item.item_id, "UNCERTAIN", OUTAGE_CONFIDENCE,
+                              f"no review: checker service unavailable: {exc.reason}",
+                              detail={OUTAGE_KEY: [OUTAGE_SOURCE]}, latency_s=time.monotonic() - started)  # fmt: skip
             return Output.failed(item.item_id, f"checker service: {exc.reason}", "provider")
         return Output(item.item_id, detail=review_copy(item.item_id, statements, results),
                       api_calls=len(statements) if self.checker_url else 0,
