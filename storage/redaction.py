@@ -51,6 +51,11 @@ _TEXT_PAIR = re.compile(
 )
 MIN_REGISTERED_LENGTH = 6
 """Shorter values are not registered: masking "true" or "1" everywhere would garble every text."""
+MIN_ENVIRONMENT_SECRET_LENGTH = 12
+"""A variable found by its name alone must look like a real key (a test's "testing" is not one)."""
+# Variables that hold a key by their name's ending (`OPENAI_API_KEY`, `AWS_SESSION_TOKEN`), not ones
+# that merely mention one (`RAY_AUTH_MODE=disabled`, `SSH_AUTH_SOCK`, `PWD` the working directory).
+_SECRET_VARIABLE = re.compile(r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
 
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
@@ -77,7 +82,8 @@ def register_environment_secrets() -> None:
     """Register the value of every environment variable whose name says it holds a secret
     (`OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `MLFLOW_TRACKING_PASSWORD`, ...): the keys litellm
     reads for a provider on its own, without our `api_key_env`."""
-    register_secret(*(v for k, v in os.environ.items() if is_secret_key(k)))
+    register_secret(*(v for k, v in os.environ.items()
+                      if _SECRET_VARIABLE.search(k) and len(v.strip()) >= MIN_ENVIRONMENT_SECRET_LENGTH))  # fmt: skip
 
 
 def registered_secret_count() -> int:

@@ -206,3 +206,62 @@ def test_publish_run_names_a_run_that_does_not_exist(tmp_path):
                      "--tracking-uri", f"sqlite:///{tmp_path / 'm.db'}", cwd=tmp_path, env=local_env())  # fmt: skip
     assert result.returncode == 2 and "run 'nope': no manifest.json" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- issue 26 item 5: a tracking URI with user:pass@ ---------------------------------------------------
+class _BasicAuthTracking(http.server.BaseHTTPRequestHandler):
+    """A tracking server behind Basic auth (as an nginx in front of `mlflow server` is)."""
+
+    expected = ""
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        ok = self.headers.get("Authorization") == self.expected
+        body = b"OK" if ok else b"unauthorized"
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.mark.integration
+def test_tracking_uri_with_userinfo_is_checked_with_it_and_never_printed_with_the_password():
+    import base64
+
+    from cluster.preflight import check_tracking
+
+    password = "trk-Pa55w0rd-9c1e"
+    _BasicAuthTracking.expected = "Basic " + base64.b64encode(f"alice:{password}".encode()).decode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BasicAuthTracking)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        assert check_tracking(f"http://alice:{password}@127.0.0.1:{port}") is None
+        wrong = check_tracking(f"http://alice:not-{password}@127.0.0.1:{port}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert wrong is not None and "HTTP 401" in wrong and "***@127.0.0.1" in wrong and password not in wrong
+    closed = check_tracking(f"http://alice:{password}@127.0.0.1:{free_port()}")
+    assert closed is not None and "is unreachable" in closed and password not in closed
+
+
+# -- issue 26 item 6: model keys are checked where the work runs ---------------------------------------
+@pytest.mark.heavy
+@pytest.mark.integration
+def test_a_model_key_the_driver_has_but_the_workers_lack_exits_2_naming_model_and_variable(tmp_path, ray_head):
+    """The session's Ray head was started without this variable; the driver has it."""
+    variable = "ISSUE26_DRIVER_ONLY_KEY"
+    assert variable not in os.environ
+    env = ray_head.env() | {variable: "sk-driver-only-0a1b2c3d"}
+    result, elapsed = timed("--storage", str(tmp_path / "runs"), "--tracking-uri", "none", "--bootstrap", "0",
+                            "--systems", f"llm_zero_shot:model=openai/gpt-4o-mini,api_key_env={variable}",
+                            cwd=tmp_path, env=env, timeout=180)  # fmt: skip
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "model openai/gpt-4o-mini" in errors[0] and variable in errors[0] and "Ray workers" in errors[0]
+    assert "Traceback" not in result.stderr and "[progress]" not in result.stdout  # no shard ran
+    assert "sk-driver-only-0a1b2c3d" not in result.stdout + result.stderr

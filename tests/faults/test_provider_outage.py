@@ -271,3 +271,162 @@ def test_fault_prompts_hit_a_fixed_share_until_the_faults_are_replaced(tmp_path)
         second = asyncio.run(ask_all())
         assert all(second)
         assert server_stats(url)["ok"] == 40 + first.count(True)  # no cache here: the answered ones were asked again
+
+
+# -- issue 26 item 4: the checker service is a provider like the others ------------------------------
+def _checker_transport(statuses: list[int], seen: list[int]):
+    import httpx
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        status = statuses[min(len(seen), len(statuses) - 1)]
+        seen.append(status)
+        if status == 200:
+            body = json.loads(request.content)
+            return httpx.Response(200, json=[{"kind": b["kind"], "outcome": "confirmed"} for b in body])
+        return httpx.Response(status, json={"error": f"status {status}"}, headers={"Retry-After": "0"})
+
+    return httpx.MockTransport(answer)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "error", "attempts"),
+    [
+        ([503], TransientError, 3),
+        ([429], RateLimitedError, 3),
+        ([502, 429, 200], None, 3),  # recovered within the retry policy: an answer
+        ([400], BadRequestError, 1),  # our request is wrong: definite, not retried
+    ],
+)
+def test_checker_client_retries_transient_answers_and_classes_them_as_outages(statuses, error, attempts):
+    import asyncio
+
+    from clients.checker_client import CheckRequest, HttpCheckerClient
+    from clients.retry import RetryPolicy
+
+    seen: list[int] = []
+    client = HttpCheckerClient("http://checkers.test/checkers", transport=_checker_transport(statuses, seen),
+                               retry=RetryPolicy(max_attempts=3, base_wait=0.01))  # fmt: skip
+    call = client.check_many([CheckRequest("math.equality", {"lhs": "1", "rhs": "1"})])
+    if error is None:
+        assert [r.outcome for r in asyncio.run(call)] == ["confirmed"]
+    else:
+        with pytest.raises(error) as caught:
+            asyncio.run(call)
+        assert is_outage(caught.value) is (error is not BadRequestError)
+    assert len(seen) == attempts
+
+
+def _dead_checker_url() -> str:
+    from tests.helpers.ports import free_port
+
+    return f"http://127.0.0.1:{free_port()}/checkers"  # nothing listens: connection refused
+
+
+def test_mechanical_reviewer_on_a_dead_checker_service_is_uncertain_by_outage_not_final(monkeypatch):
+    import asyncio
+    from functools import partialmethod
+
+    from clients.checker_client import HttpCheckerClient
+    from clients.retry import RetryPolicy
+    from tests.adjudication.paper_copies import clean_item, injected_item
+    from verifiers.reviewers.mechanical import MechanicalReviewer
+    from verifiers.system import RunContext
+
+    quick = RetryPolicy(max_attempts=2, base_wait=0.01)  # the default policy's waits add nothing here
+    monkeypatch.setattr(HttpCheckerClient, "__init__", partialmethod(HttpCheckerClient.__init__, retry=quick))
+    reviewer = MechanicalReviewer(checker_url=_dead_checker_url())
+    outputs = asyncio.run(reviewer.run([clean_item(), injected_item()], RunContext("run-m", "2026-05-05")))
+    for out in outputs:  # never a final errored row that a resubmission would skip
+        assert (out.label, out.error, out.error_kind) == ("UNCERTAIN", None, None), out
+        assert outage_sources(out.detail) == ["checkers"] and "checker service unavailable" in out.reason
+        assert "cannot reach the checker service" in out.reason
+    rows = [o.to_row("run-m", "paper_reviewer_mechanical", 0) for o in outputs]
+    table = table_from_rows(rows, OUTPUT_SCHEMA)
+    assert count_outage_answers(table) == 2 and outage_item_ids(table) == ["P1/copy-0", "P1/copy-1"]
+
+
+def test_a_checker_that_refuses_the_request_is_an_errored_review_not_an_outage():
+    import asyncio
+
+    from clients.checker_client import HttpCheckerClient
+    from tests.adjudication.paper_copies import clean_item
+    from verifiers.reviewers.mechanical import MechanicalReviewer
+
+    reviewer = MechanicalReviewer(checker_url="http://checkers.test/checkers")
+    seen: list[int] = []
+
+    async def check_all(statements):
+        client = HttpCheckerClient(reviewer.checker_url, transport=_checker_transport([413], seen))
+        from clients.checker_client import CheckRequest
+
+        await client.check_many([CheckRequest(s.kind, s.payload) for s in statements])
+
+    reviewer.check_all = check_all
+    out = asyncio.run(reviewer.review(clean_item()))
+    assert (out.label, out.error_kind) == (None, "provider") and "HTTP 413" in out.error
+    assert outage_sources(out.detail) == [] and seen == [413]
+
+
+def test_an_outage_review_is_unscored_never_missed():
+    from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run
+    from clients.llm_gateway import LLMServices
+    from tests.adjudication.paper_copies import injected_item, truth_rows
+
+    class NoChecks:
+        def close(self) -> None:
+            pass
+
+    items = table_from_rows([injected_item().to_row()], ITEM_SCHEMA)
+    down = Output("P1/copy-1", "UNCERTAIN", 0.5, "no review: checker service unavailable",
+                  detail={"outage_sources": ["checkers"]}).to_row("run-m", "paper_reviewer_mechanical", 0)  # fmt: skip
+    table = adjudicate_paper_run(items, truth_rows(), [down], PaperAdjudicationConfig(panel=[]),
+                                 services=LLMServices(), checks=NoChecks())  # fmt: skip
+    rows = table.to_pylist()
+    assert len(rows) == 3 and {r["outcome"] for r in rows} == {"unscored"}
+    assert all("checkers unavailable" in json.loads(r["detail_json"])["unscored_reason"] for r in rows)
+
+
+# -- issue 26 item 6: a missing key is an auth failure, never an outage -------------------------------
+def test_litellm_missing_credentials_is_an_auth_error_not_an_outage():
+    import litellm
+
+    from clients.llm_litellm import classify_litellm_error
+
+    # what litellm raises for an OpenAI-style model when no key is set anywhere: a 500
+    missing = litellm.InternalServerError(
+        message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` "
+                "environment variable.", llm_provider="openai", model="gpt-4o-mini")  # fmt: skip
+    anthropic = litellm.AuthenticationError(message="Missing Anthropic API Key - no key is set", llm_provider="anthropic",
+                                            model="claude")  # fmt: skip
+    for exc in (missing, anthropic):
+        error = classify_litellm_error(exc, MODEL)
+        assert isinstance(error, AuthError) and not is_outage(error)
+        assert provider_failure("k1", error, MODEL).error_kind == "provider"
+    real_500 = litellm.InternalServerError(message="upstream exploded", llm_provider="openai", model="gpt-4o-mini")
+    assert is_outage(classify_litellm_error(real_500, MODEL))
+
+
+def test_a_key_variable_missing_on_this_machine_fails_before_any_call(monkeypatch):
+    import asyncio
+
+    from clients.llm_gateway import LLMGateway, LLMServices
+
+    monkeypatch.delenv("ISSUE26_ABSENT_KEY", raising=False)
+    dead = _dead_checker_url().removesuffix("/checkers")  # a call would be a connection error (an outage)
+    gateway = LLMGateway(MODEL, LLMServices(), api_base=f"{dead}/v1", api_key_env="ISSUE26_ABSENT_KEY")
+    with pytest.raises(AuthError) as caught:
+        asyncio.run(gateway.complete([{"role": "user", "content": "hi"}]))
+    assert "ISSUE26_ABSENT_KEY" in caught.value.reason and MODEL in caught.value.reason
+    assert gateway.stats.network_calls == 1 and not is_outage(caught.value)  # one attempt, never retried
+    out = provider_failure("k1", caught.value, MODEL)
+    assert (out.label, out.error_kind, outage_sources(out.detail)) == (None, "provider", [])
+
+
+def test_provider_default_key_missing_is_named(monkeypatch):
+    from clients.llm_litellm import missing_key_reasons
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert missing_key_reasons("openai/gpt-4o-mini") == ["model openai/gpt-4o-mini needs environment variable OPENAI_API_KEY"]
+    assert missing_key_reasons("openai/x", api_base="http://127.0.0.1:1/v1") == []  # a custom endpoint's business
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-present-000000")
+    assert missing_key_reasons("openai/gpt-4o-mini") == []

@@ -8,6 +8,7 @@ a system that takes credentials as arguments and answers without any network cal
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -161,3 +162,168 @@ def test_output_errors_and_failed_shard_records_lose_url_credentials(tmp_path):
     store.mark_shard_failed("run", 3, f"worker died calling {secret_url}", 3)
     text = (tmp_path / "run" / "failed" / "shard-00003.json").read_text()
     assert "FAKEPASS-err" not in text and "sk-FAKE-err" not in text
+
+
+# -- issue 26 item 5: keys a provider echoes, signed URLs, bearer tokens, password pairs ----------
+
+
+def test_a_registered_key_is_masked_wherever_it_occurs_and_quoted():
+    from storage.redaction import register_secret
+
+    key = "sk-ECHOED-issue26-0f3a+/="
+    register_secret(key)
+    from urllib.parse import quote
+
+    text = f'401 {{"error": "Incorrect API key provided: {key}", "url": "https://x/?k={quote(key, safe="")}"}}'
+    assert key not in redact_text(text) and quote(key, safe="") not in redact_text(text)
+    assert "Incorrect API key provided: ***" in redact_text(text)
+    assert redact({"note": f"sent {key}"}) == {"note": "sent ***"}
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("GET https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4&X-Amz-Signature=4f2a9c0d&X-Amz-Expires=60", "4f2a9c0d"),
+        ("https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=AbC%2Bdef%3D&se=2030", "AbC"),
+        ("upstream said: Authorization: Bearer eyJhbGciOi.payload-sig_x", "eyJhbGciOi"),
+        ("connect https://db.example/x?user=bob&pwd=hunter2x", "hunter2x"),
+        ("https://svc.example/login?pass=opensesame9&next=/", "opensesame9"),
+        ('{"user": "bob", "password": "hunter2json"}', "hunter2json"),
+        ("config: db_password=hunter2kv, retries=3", "hunter2kv"),
+        ("login failed for pwd: hunter2colon", "hunter2colon"),
+        ("{'client_secret': 'cs-python-repr'}", "cs-python-repr"),
+    ],
+)
+def test_signed_urls_bearer_and_password_pairs_are_redacted_in_text(text, secret):
+    assert secret not in redact_text(text), redact_text(text)
+    assert REDACTED in redact_text(text)
+
+
+def test_words_that_only_look_like_secret_names_are_kept():
+    text = "design: a randomized trial; bypass=yes; passage: p. 3; the bearer of news; max_tokens=512; sig=3"
+    assert redact_text(text) == text
+    assert is_secret_key("sig") and is_secret_key("X-Amz-Signature") and is_secret_key("db_pass")
+    assert not is_secret_key("design") and not is_secret_key("passages") and not is_secret_key("compass")
+
+
+def test_client_errors_are_born_redacted():
+    from clients.errors import AuthError
+    from storage.redaction import register_secret
+
+    key = "sk-BORN-REDACTED-77c1"
+    register_secret(key)
+    error = AuthError(f"invalid key {key}; Bearer {key}", source="openai/x", status=401)
+    assert key not in error.message and key not in str(error) and key not in error.reason
+
+
+def test_environment_keys_are_registered_by_name_not_every_variable(monkeypatch):
+    from storage.redaction import register_environment_secrets
+
+    monkeypatch.setenv("SOMEPROVIDER_API_KEY", "sk-ENVSCAN-1234567890")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabledmode")  # "auth" in the name, no key in the value
+    register_environment_secrets()
+    assert redact_text("sk-ENVSCAN-1234567890 disabledmode") == "*** disabledmode"
+
+
+class _EchoKey401:
+    """A provider that answers 401 and echoes the Authorization header it got (the key) in its body."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        outer = self
+        self.seen: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                auth = self.headers.get("Authorization", "")
+                outer.seen.append(auth)
+                key = auth.removeprefix("Bearer ")
+                body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}. Header was {auth}; "
+                                             f"retry with ?api_key={key}", "type": "invalid_request_error",
+                                             "code": "invalid_api_key"}}).encode()  # fmt: skip
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.integration
+def test_gateway_401_echoing_the_key_gives_an_auth_error_without_the_key(monkeypatch, tmp_path):
+    import asyncio
+
+    from clients.errors import AuthError, is_outage
+    from clients.llm_gateway import LLMGateway, LLMServices
+
+    key = "sk-UNIT-ECHO-5e9d2b"
+    monkeypatch.setenv("UNIT_ECHO_KEY", key)
+    server = _EchoKey401()
+    try:
+        gateway = LLMGateway("openai/echo", LLMServices(), api_base=f"{server.url}/v1", api_key_env="UNIT_ECHO_KEY")
+        with pytest.raises(AuthError) as caught:
+            asyncio.run(gateway.complete([{"role": "user", "content": "hi"}]))
+    finally:
+        server.close()
+    assert server.seen and server.seen[0] == f"Bearer {key}"  # the key was sent, and echoed back
+    assert "Incorrect API key provided" in caught.value.message and not is_outage(caught.value)
+    assert key not in caught.value.reason and caught.value.__cause__ is None  # no chained provider text
+    row = Output.failed("i", caught.value.reason, "provider").to_row("run", "sys", 0)
+    assert key not in json.dumps(row)
+
+
+# -- end to end: the real entry point against a 401 server that echoes the key ---------------------
+
+
+@pytest.mark.heavy
+@pytest.mark.integration
+def test_a_401_echoing_the_key_leaks_it_nowhere(tmp_path):
+    """Local Ray (the workers get the driver's environment, key included), llm_zero_shot through the
+    gateway to a 127.0.0.1 server that answers 401 with the key in its body; MLflow in sqlite."""
+    from tests.helpers.run_job import run_job
+
+    key = "sk-E2E-ECHOED-4b1f90c2"
+    server = _EchoKey401()
+    config = tmp_path / "echo.toml"
+    config.write_text(
+        'snapshot = "2026-11-29"\nbootstrap = 0\nshard_size = 10\nworkers = 1\n'
+        '[corpus]\nname = "citations_sample"\n'
+        f'[[systems]]\nname = "llm_zero_shot"\nargs = {{ model = "openai/echo", api_base = "{server.url}/v1", '
+        'api_key_env = "ECHO_PROVIDER_KEY" }\n'
+    )
+    db = tmp_path / "mlflow" / "echo.db"
+    db.parent.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS" and not k.startswith("MLFLOW_")}
+    env |= {"ECHO_PROVIDER_KEY": key, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    try:
+        done = run_job("run_corpus.py", "--config", str(config), "--storage", str(tmp_path / "store"),
+                       "--tracking-uri", f"sqlite:///{db}", cwd=tmp_path, env=env, timeout=600)  # fmt: skip
+    finally:
+        server.close()
+    assert server.seen and all(s == f"Bearer {key}" for s in server.seen)  # the key went out and came back
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]  # errored items (auth), not an outage
+    produced = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in produced) and any("artifacts" in p.parts for p in produced)
+    assert any(p.name == "status.json" for p in produced) and any(p.name == "scores.json" for p in produced)
+    leaks = [str(p.relative_to(tmp_path)) for p in produced if key.encode() in p.read_bytes()]
+    leaks += [name for name, text in (("stdout", done.stdout), ("stderr", done.stderr)) if key in text]
+    assert leaks == []
+    from storage.store import Store
+
+    (run,) = [p.name for p in (tmp_path / "store").iterdir() if (p / "manifest.json").exists()]
+    outputs = Store(str(tmp_path / "store")).read_outputs(run)
+    errors = outputs.column("error").to_pylist()
+    assert all(e and "AuthError" in e and "Incorrect API key provided: ***" in e for e in errors), errors[:2]
