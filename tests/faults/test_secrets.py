@@ -313,7 +313,8 @@ def test_a_401_echoing_the_key_leaks_it_nowhere(tmp_path):
                        "--tracking-uri", f"sqlite:///{db}", cwd=tmp_path, env=env, timeout=600)  # fmt: skip
     finally:
         server.close()
-    assert server.seen and all(s == f"Bearer {key}" for s in server.seen)  # the key went out and came back
+    assert server.seen, done.stdout[-3000:] + done.stderr[-3000:]
+    assert all(s == f"Bearer {key}" for s in server.seen)  # the key went out and came back
     assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]  # errored items (auth), not an outage
     produced = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in produced) and any("artifacts" in p.parts for p in produced)
