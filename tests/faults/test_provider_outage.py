@@ -430,3 +430,41 @@ def test_provider_default_key_missing_is_named(monkeypatch):
     assert missing_key_reasons("openai/x", api_base="http://127.0.0.1:1/v1") == []  # a custom endpoint's business
     monkeypatch.setenv("OPENAI_API_KEY", "sk-present-000000")
     assert missing_key_reasons("openai/gpt-4o-mini") == []
+
+
+@pytest.mark.heavy
+@pytest.mark.integration
+def test_paper_audit_with_a_dead_checker_service_is_incomplete_and_a_resubmission_reviews_again(ray_head, tmp_path):
+    """Through jobs/run_corpus.py: the mechanical reviewer pointed at a dead checker service leaves
+    every copy UNCERTAIN-by-outage (exit 1, scores withheld, 0 injections scored); submitting again
+    with the local checks (`checker_url` is a runtime argument: the same run) reviews exactly those
+    copies and the run is complete."""
+    from tests.helpers.paths import REPO_ROOT
+
+    def config(checker: str) -> Path:
+        path = tmp_path / "papers.toml"
+        args = f'args = {{ checker_url = "{checker}" }}\n' if checker else ""
+        path.write_text(
+            'audit = "paper_audit"\nsnapshot = "2026-11-29"\nshard_size = 2\nworkers = 1\nbootstrap = 0\n'
+            'tracking_uri = "none"\n[corpus]\nname = "example_papers"\n'
+            f'[papers]\npaths = ["{REPO_ROOT}/corpora/samples/papers/example-paper"]\nseed = 7\n'
+            f'[[systems]]\nname = "paper_reviewer_mechanical"\n{args}'
+        )
+        return path
+
+    down = run_job("run_corpus.py", "--config", str(config(_dead_checker_url())), cwd=tmp_path, env=ray_head.env())
+    assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-3000:]
+    run = _run_dir(tmp_path)
+    status = json.loads((run / "status.json").read_text())
+    assert status["status"].startswith("incomplete") and status["outage_items"] == 4 and status["errored"] == 0
+    assert json.loads((run / "scores.json").read_text())["published"] is False
+    verdicts = Store(str(tmp_path / "runs")).read_table(run.name, "verdicts").to_pylist()
+    assert verdicts and {v["outcome"] for v in verdicts} == {"unscored"}  # never "missed"
+
+    up = run_job("run_corpus.py", "--config", str(config("")), cwd=tmp_path, env=ray_head.env())
+    assert up.returncode in (0, 3), up.stdout[-3000:] + up.stderr[-3000:]
+    assert "[resume] 4 items answered during an outage" in up.stdout
+    status = json.loads((run / "status.json").read_text())
+    assert status["outage_items"] == 0 and status["published"] is True
+    outputs = Store(str(tmp_path / "runs")).read_outputs(run.name)
+    assert outputs.num_rows == 4 and outage_item_ids(outputs) == [] and count_rows_per_item(outputs) == 0
