@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 CONCURRENCY = 8
 
 
+@pytest.mark.timeout(1800)  # two child processes that import litellm: minutes on a loaded machine
 @pytest.mark.parametrize("role", ["worker", "judges"])
 def test_a_killed_process_answers_are_not_paid_again_on_another_node(role, tmp_path):
     f = kill_and_resume(tmp_path, role, "lost", items=100, concurrency=CONCURRENCY, latency=0.5, kill_after=40,
