@@ -5,14 +5,16 @@ model string, digest = `LLMRequest.cache_key()` (model, messages, answer-changin
 tools) combined with the gateway's `variant` (the API base URL and a self-hosted model's weights
 fingerprint: two servers both reached as `openai/x` never share answers, new weights never replay
 old ones), body = the `LLMResponse` as JSON, stamped with its fetch date. Every paid answer is
-written before it is used, so a run interrupted at any point (budget, crash, pre-emption) never
-pays for the same request twice when resumed. A run pinned to a snapshot opens the store
+written before it is used, so a run interrupted at any point (budget, crash, pre-emption) and
+resumed on the same node pays again only for the requests on the wire at the interruption; on
+another node, for those and the answers not yet exported (`clients/answer_exchange.py`: at most
+0.25 s of them). A run pinned to a snapshot opens the store
 `frozen`: a miss raises `CacheMissError` and no network call is made.
 
 `export_jsonl` / `import_jsonl` move the model answers to and from the run's storage; the lines
 are also recordings for `jobs/llm_replay_server.py`.
-Between the nodes of a cluster, answers travel per shard through the run's storage instead
-(`clients/answer_exchange.py`).
+Between the nodes of a cluster, answers travel through the run's storage instead, as they are
+paid for and per shard (`clients/answer_exchange.py`).
 """
 
 from __future__ import annotations

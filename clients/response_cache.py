@@ -31,7 +31,8 @@ import diskcache
 
 from clients.errors import CacheMissError
 
-__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "record_touched", "request_key"]
+__all__ = ["CachedResponse", "ResponseCache", "drain_touched", "drain_written", "record_touched", "record_written",
+           "request_key", "stop_recording_written", "wait_written", "wake_written"]
 
 # Stored keys this process read (hits) or wrote, per recorded cache directory: what a finished shard
 # exports to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own
@@ -40,11 +41,25 @@ _TOUCHED: dict[str, set[str]] = {}
 _TOUCHED_LOCK = threading.Lock()
 
 
-def _touch(directory: Path, key: str) -> None:
+# Stored keys this process wrote (paid answers), in order, per watched cache directory: what an
+# `AnswerFlusher` (`clients/answer_exchange.py`) exports while a shard or a driver phase runs, so a
+# killed process loses only the calls still on the wire. The condition wakes the flusher.
+_WRITTEN: dict[str, list[str]] = {}
+_WRITTEN_CHANGED = threading.Condition(threading.Lock())
+
+
+def _touch(directory: Path, key: str, *, written: bool = False) -> None:
+    name = os.path.abspath(directory)
     with _TOUCHED_LOCK:
-        keys = _TOUCHED.get(os.path.abspath(directory))
+        keys = _TOUCHED.get(name)
         if keys is not None:
             keys.add(key)
+    if written:
+        with _WRITTEN_CHANGED:
+            pending = _WRITTEN.get(name)
+            if pending is not None:
+                pending.append(key)
+                _WRITTEN_CHANGED.notify_all()
 
 
 def record_touched(directory: str | Path) -> None:
@@ -61,6 +76,50 @@ def drain_touched(directory: str | Path) -> set[str]:
         if key in _TOUCHED:
             _TOUCHED[key] = set()
         return keys
+
+
+def record_written(directory: str | Path) -> None:
+    """Start keeping the keys this process writes in `directory` (one watcher per directory)."""
+    with _WRITTEN_CHANGED:
+        name = os.path.abspath(directory)
+        if name in _WRITTEN:
+            raise RuntimeError(f"the answers written to {name} are already being exported")
+        _WRITTEN[name] = []
+
+
+def stop_recording_written(directory: str | Path) -> None:
+    with _WRITTEN_CHANGED:
+        _WRITTEN.pop(os.path.abspath(directory), None)
+        _WRITTEN_CHANGED.notify_all()
+
+
+def drain_written(directory: str | Path) -> list[str]:
+    """The keys written in `directory` since the last drain, in order (recording goes on)."""
+    with _WRITTEN_CHANGED:
+        name = os.path.abspath(directory)
+        keys = _WRITTEN.get(name, [])
+        if name in _WRITTEN:
+            _WRITTEN[name] = []
+        return keys
+
+
+def wait_written(directories: list[str], at_least: int, timeout: float, stop: threading.Event) -> int:
+    """Wait until `at_least` keys written in `directories` are pending, `stop` is set (see
+    `wake_written`) or `timeout` seconds pass; returns how many are pending."""
+    names = [os.path.abspath(d) for d in directories]
+
+    def pending() -> int:
+        return sum(len(_WRITTEN.get(n, ())) for n in names)
+
+    with _WRITTEN_CHANGED:
+        _WRITTEN_CHANGED.wait_for(lambda: pending() >= at_least or stop.is_set(), timeout)
+        return pending()
+
+
+def wake_written() -> None:
+    """Wake every `wait_written` (to see its stop event)."""
+    with _WRITTEN_CHANGED:
+        _WRITTEN_CHANGED.notify_all()
 
 
 @dataclass(frozen=True)
@@ -128,8 +187,8 @@ class ResponseCache:
         """Store an answer (ignored when frozen)."""
         if not self.frozen:
             key = self.scoped(digest)
-            self._cache.set(key, asdict(response))
-            _touch(self.directory, key)
+            self._cache.set(key, asdict(response))  # committed before anyone hears of it
+            _touch(self.directory, key, written=True)
 
     @staticmethod
     def now() -> str:

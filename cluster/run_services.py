@@ -145,12 +145,15 @@ DRIVER_ANSWERS = "driver-answers"
 def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Iterator[None]:
     """Around a phase the driver pays for itself (the proposer building the corpus, the judges
     adjudicating): first import the answers exported for `key` into the run's cache, so a resumed
-    or replayed run on a node that never saw them asks nothing again; afterwards (also when the
-    phase stops at the budget or fails) export what the phase paid for or read, as a shard does.
+    or replayed run on a node that never saw them asks nothing again; while it runs, export each
+    paid answer as it arrives (batch files, `clients/answer_exchange.py: AnswerFlusher`), so a
+    driver killed mid-phase loses only the calls on the wire; afterwards (also when the phase stops
+    at the budget or fails) export what the phase paid for or read in one file, as a shard does,
+    and delete the batch files.
 
     `key` names the work (e.g. a hash of the papers, seed, proposer and snapshot), not the run's
     runtime settings, so a resubmission finds it."""
-    from clients.answer_exchange import export_answers, import_answers
+    from clients.answer_exchange import AnswerFlusher, export_answers, import_answers
     from clients.response_cache import drain_touched, record_touched
     from storage.store import Store
 
@@ -161,11 +164,16 @@ def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Ite
     store, folder = Store(storage_uri), f"{DRIVER_ANSWERS}/{key}"
     record_touched(directory)
     drain_touched(directory)  # what earlier phases touched is theirs
-    import_answers(store, folder, directory)
+    imported = import_answers(store, folder, directory)
+    for skipped in imported.skipped:
+        print(f"[answers] skipped: {skipped}", flush=True)
+    flusher = AnswerFlusher(store, folder, phase, [directory])
     try:
-        yield
+        with flusher:
+            yield
     finally:
         export_answers(store, folder, phase, [directory])
+    flusher.discard_parts()  # the phase's file holds every batch's answers
 
 
 def budget_refused(services: Any) -> str | None:

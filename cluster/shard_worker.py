@@ -4,12 +4,16 @@ The row contract is enforced here, once for every system: exactly one Output per
 An item the system returned nothing for becomes an errored Output (nothing is dropped); an
 output for an unknown or repeated item is a contract violation that fails the shard.
 
-Before a shard the worker imports the run's exported answers into its node's response cache; after
-it, it exports the entries the shard touched next to the outputs (`clients/answer_exchange.py`).
+Before a shard the worker imports the run's exported answers into its node's response cache; while
+it runs, an `AnswerFlusher` exports each paid answer within a fraction of a second (so a SIGKILL
+loses only the calls on the wire); after it, it exports the entries the shard touched next to the
+outputs and deletes its batch files (`clients/answer_exchange.py`).
 """
 
 from __future__ import annotations
 
+import logging
+import posixpath
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,13 +21,21 @@ from typing import Any
 
 import pyarrow as pa
 
-from clients.answer_exchange import export_shard_answers, import_run_answers, record_touched
+from clients.answer_exchange import (
+    ANSWERS_FOLDER,
+    AnswerFlusher,
+    export_shard_answers,
+    import_run_answers,
+    record_touched,
+    shard_answers_name,
+)
 from cluster.shards import ShardTask
 from storage.records import Item, Output
 from storage.schemas import OUTPUT_SCHEMA, table_from_rows
 from storage.store import Store
 
 BUDGET_ERROR_KIND = "budget"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,17 +65,25 @@ class ShardWorker:
         directories = cache_directories(task.context)
         for directory in directories:  # answers other nodes paid for in this run (a lost node's too)
             record_touched(directory)
-            import_run_answers(self._store, task.run_id, directory)
+            imported = import_run_answers(self._store, task.run_id, directory)
+            for skipped in imported.skipped:
+                log.warning("shard %d: answer file skipped: %s", task.shard_id, skipped)
         system = self._systems.get(task.system_key)
         if system is None:
             system = self._systems[task.system_key] = self._build(task.system_spec)
         rows = items.take(list(task.rows)) if task.rows is not None else items.slice(task.start, task.size)
         batch = [Item.from_row(r) for r in rows.to_pylist()]
-        outputs = await system.run(batch, task.context)
+        # Each answer reaches the run's storage while the shard runs: a killed worker loses only the
+        # calls on the wire, and the next attempt (on any node) imports the rest.
+        flusher = AnswerFlusher(self._store, posixpath.join(task.run_id, ANSWERS_FOLDER),
+                                shard_answers_name(task.shard_id), directories)  # fmt: skip
+        with flusher:
+            outputs = await system.run(batch, task.context)
         outputs = enforce_one_output_per_item(batch, outputs, task.system_label)
         # What the shard paid for or used goes next to its outputs, before the outputs: a shard file
         # then always has its answers in storage, for any node that redoes or replays the run.
         export_shard_answers(self._store, task.run_id, task.shard_id, directories)
+        flusher.discard_parts()  # the shard's answer file holds every batch's answers
         if any(o.error_kind == BUDGET_ERROR_KIND for o in outputs):
             # Not persisted: the shard is redone on resume (its paid answers are in the response cache,
             # and what it paid is in the run's budget ledger, which a resumed run reads back).
