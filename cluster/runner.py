@@ -399,7 +399,7 @@ def _clean_temp_files(store: Store, run_ids: list[str]) -> None:
     """Temp files of workers killed mid-write (local stores only: an S3 write is one PUT)."""
     if is_remote(store.uri):
         return
-    removed = sum(remove_stale_temp_files(store.path(r, sub)) for r in run_ids for sub in ("", "shards", "failed", "tables"))
+    removed = sum(remove_stale_temp_files(store.path(r, sub)) for r in run_ids for sub in ("", "shards", "failed", "tables", "answers"))
     if removed:
         print(f"[storage] removed {removed} leftover temp files of killed workers", flush=True)
 
