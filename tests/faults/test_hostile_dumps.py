@@ -270,3 +270,23 @@ def test_the_build_counts_skipped_records_and_the_cli_names_them(tmp_path: Path,
     assert f"{part}:2: " in captured.err and f"{part}:3: " in captured.err
     (source,) = json.loads(pq.read_metadata(out).metadata[b"scrutineer_build"])["sources"]
     assert source["records_read"] == 2 and source["records_skipped"] == 2
+
+
+@pytest.mark.parametrize("framing", ["jsonl", "json_array", "dblp"])
+def test_the_cap_is_exact_in_every_framing(tmp_path: Path, framing: str) -> None:
+    """A record a little under the cap is read whole; one a little over it is skipped, even when
+    the reader's window has already grown past the cap for an earlier record."""
+    cap = 100_000  # between one and two of the readers' 64 KiB chunks: a window that doubles passes it
+    under, over = "u" * (cap - 2_000), "o" * (cap + 10_000)
+    if framing == "dblp":
+        dump = write_dblp(tmp_path / "d", [dblp_record("a/1", under), dblp_record("a/2", over), dblp_record("a/3", "T")])
+        fmt = "dblp"
+    else:
+        works = [crossref_work("10.1000/u", under), crossref_work("10.1000/o", over), crossref_work("10.1000/t", "T")]
+        dump = tmp_path / ("0.jsonl" if framing == "jsonl" else "0.json")
+        text = "".join(json.dumps(w) + "\n" for w in works) if framing == "jsonl" else json.dumps(works)
+        dump.write_text(text, encoding="utf-8")
+        fmt = "crossref"
+    rows, skipped = read(fmt, dump, cap)
+    assert [len(r["title"]) for r in rows] == [len(under), 1]
+    assert len(skipped) == 1 and "exceeds" in skipped[0].reason

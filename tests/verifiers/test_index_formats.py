@@ -273,7 +273,7 @@ def test_doi_only_calls_an_unregistered_prefix_fabricated_offline(evidence_index
 
 
 def test_dblp_gzip_dump_streams_with_its_dtd(tmp_path: Path) -> None:
-    """dblp.org serves `dblp.xml.gz` beside `dblp.dtd`; entities resolve through the compressed file."""
+    """dblp.org serves `dblp.xml.gz` beside `dblp.dtd`; entities decode (from the project's table, never the dtd) through the compressed file."""
     (tmp_path / "dblp.dtd").write_text('<!ELEMENT dblp ANY>\n<!ENTITY ouml "&#246;">\n', encoding="utf-8")
     with gzip.open(tmp_path / "dblp.xml.gz", "wt", encoding="ISO-8859-1") as f:
         f.write('<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n<dblp>\n'

@@ -214,12 +214,16 @@ class _JsonWindow:
             else:
                 # a number at the window's edge may go on in the next chunk
                 if end < len(self.buf) or self.eof or self.buf[self.pos] in '{["':
-                    self.pos = end
+                    size, self.pos = end - self.pos, end
+                    if size > self.cap:
+                        return None, f"record of {size} characters exceeds the {self.cap}-byte record limit"
                     return value, None
                 error = None
-            if self.eof or len(self.buf) - self.pos > self.cap:
+            have = len(self.buf) - self.pos
+            if self.eof or have > self.cap:
                 break
-            self._read(max(CHUNK, len(self.buf) - self.pos))  # double the window: linear in the value's size
+            # double the window (linear in the value's size), but never past the cap
+            self._read(max(CHUNK, min(have, self.cap + 1 - have)))
         size = self._skip_value(start_chars)
         if size > self.cap:
             return None, f"record of {size} characters exceeds the {self.cap}-byte record limit"
@@ -490,8 +494,8 @@ def xml_records(path: Path, tags: tuple[str, ...], log: DumpLog, openers: tuple[
                 while close < 0 and len(window.buf) - start <= cap and window.more():
                     close = window.buf.find(b">", tag_end)
                 label = _label(tag, bytes(window.buf[start:close + 1 if close >= 0 else start + 300]))
-                if close < 0:
-                    log.skip(path, f"{label}: start tag cut off by the end of the file" if window.eof else
+                if close < 0 or close - start >= cap:
+                    log.skip(path, f"{label}: start tag cut off by the end of the file" if close < 0 and window.eof else
                              f"{label}: start tag exceeds the {cap}-byte record limit", line, offset)
                     pos = tag_end
                     continue
@@ -520,8 +524,12 @@ def xml_records(path: Path, tags: tuple[str, ...], log: DumpLog, openers: tuple[
                             return
                         pos = end
                         continue
-                    data = bytes(window.buf[start:found.end()])
                     pos = found.end()
+                    if pos - start > cap:  # the last chunk read brought the end, but past the cap
+                        log.skip(path, f"{label}: record of {pos - start} bytes exceeds the {cap}-byte record limit",
+                                 line, offset)
+                        continue
+                    data = bytes(window.buf[start:pos])
                 element, reason = _parse_record(data, prolog, parser, line)
                 if reason:
                     log.skip(path, f"{label}: {reason}", line, offset)
