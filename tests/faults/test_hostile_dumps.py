@@ -243,7 +243,7 @@ def test_an_xml_error_costs_one_record(tmp_path: Path) -> None:
     rows, skipped = read("dblp", dump)
     assert [r["key"] for r in rows] == ["a/1", "a/4"]
     assert [s.line for s in skipped] == [5, 6]
-    assert "mismatch" in skipped[0].reason and "&nosuch;" in skipped[1].reason
+    assert "mismatch: title line 5 and titl, line 5," in skipped[0].reason and "&nosuch;" in skipped[1].reason
 
 
 def test_a_cut_dblp_gzip_keeps_what_was_read_and_names_the_cut(tmp_path: Path) -> None:
@@ -290,3 +290,16 @@ def test_the_cap_is_exact_in_every_framing(tmp_path: Path, framing: str) -> None
     rows, skipped = read(fmt, dump, cap)
     assert [len(r["title"]) for r in rows] == [len(under), 1]
     assert len(skipped) == 1 and "exceeds" in skipped[0].reason
+
+
+def test_an_over_large_work_full_of_escapes_and_brackets_is_one_skipped_record(tmp_path: Path) -> None:
+    """The skipped work's strings hold escaped quotes, backslashes and brackets across chunk edges:
+    the reader finds the work's end by JSON's rules, and the next work is read."""
+    tricky = '\\"]},[{' * 40_000 + "\\"
+    works = [crossref_work("10.1000/a", "A"), {**crossref_work("10.1000/b", tricky), "x": [[{"y": "]"}]] * 5000},
+             crossref_work("10.1000/c", "C")]
+    dump = tmp_path / "0.json"
+    dump.write_text(json.dumps({"message": {"items": works}}), encoding="utf-8")
+    rows, skipped = read("crossref", dump)
+    assert [r["doi"] for r in rows] == ["10.1000/a", "10.1000/c"]
+    assert len(skipped) == 1 and f"{len(json.dumps(works[1]))} characters" in skipped[0].reason

@@ -240,9 +240,12 @@ class _JsonWindow:
                 m = self._INSIDE.search(self.buf, self.pos)
                 if m is None:
                     self.pos = len(self.buf)
-                elif m.group() == "\\":
-                    if m.end() >= len(self.buf) and not self._read(CHUNK):
+                elif m.group() == "\\" and m.end() >= len(self.buf):  # at the window's edge: read on, look again
+                    self.pos = m.start()
+                    if not self._read(CHUNK):
+                        self.pos = len(self.buf)
                         break
+                elif m.group() == "\\":
                     self.pos = m.end() + 1
                 else:
                     self.pos, in_string = m.end(), False
@@ -379,6 +382,7 @@ class XmlRecord:
 
 _ENTITY_OR_LITERAL = re.compile(rb"<!\[CDATA\[.*?\]\]>|<!--.*?-->|&([A-Za-z_][A-Za-z0-9._-]*);", re.DOTALL)
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]{0,39})["']""")
+_LIBXML_LINE = re.compile(r"\bline (\d+)")
 _KEY_ATTRIBUTE = re.compile(rb"""\s(?:key|id)\s*=\s*["']([^"']{0,200})["']""")
 
 
@@ -571,5 +575,6 @@ def _parse_record(data: bytes, prolog: bytes, parser: Any, line: int) -> tuple[A
     try:
         return etree.fromstring(prolog + text, parser), None
     except etree.XMLSyntaxError as exc:
-        where = f" (line {line + exc.lineno - 2})" if exc.lineno and exc.lineno > 2 else ""
-        return None, f"XML error{where}: {printable(exc.msg or str(exc))}"
+        # libxml2 counts lines from the record's prolog (line 1): give them as lines of the dump
+        message = _LIBXML_LINE.sub(lambda m: f"line {line + max(int(m.group(1)), 2) - 2}", exc.msg or str(exc))
+        return None, f"XML error: {printable(message, 200)}"

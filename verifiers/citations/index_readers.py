@@ -30,18 +30,16 @@ from typing import Any
 
 from clients.crossref import record_from_crossref
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
+from verifiers.citations.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
 from verifiers.citations.dump_streams import (
-    MAX_RECORD_BYTES,
     RECORD_ERRORS,
     DumpLog,
-    SkippedRecord,
     json_documents,
     json_lines,
     printable,
     xml_records,
 )
-
-__all__ = ["MAX_RECORD_BYTES", "DumpLog", "SkippedRecord", "read_source", "sniff_format", "dump_files"]
+from verifiers.citations.dump_streams import SkippedRecord as SkippedRecord
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "arxiv", "acl_anthology", "bibtex", "hallmark", "references")
