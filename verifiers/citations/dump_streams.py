@@ -398,6 +398,8 @@ def _with_character_entities(data: bytes) -> tuple[bytes, list[str]]:
     """`data` with each named character entity written as a character reference, and the names it
     uses that are neither XML's own nor in `CHARACTER_ENTITIES` (CDATA and comments untouched)."""
     unknown: list[str] = []
+    if b"&" not in data:
+        return data, unknown
 
     def replace(m: re.Match[bytes]) -> bytes:
         name = m.group(1)
@@ -497,7 +499,8 @@ def xml_records(path: Path, tags: tuple[str, ...], log: DumpLog, openers: tuple[
                 close = window.buf.find(b">", tag_end)
                 while close < 0 and len(window.buf) - start <= cap and window.more():
                     close = window.buf.find(b">", tag_end)
-                label = _label(tag, bytes(window.buf[start:close + 1 if close >= 0 else start + 300]))
+                start_tag_text = bytes(window.buf[start:min(close + 1 if close >= 0 else len(window.buf), start + 300)])
+                label = _Label(tag, start_tag_text)  # made into text only for a skipped record
                 if close < 0 or close - start >= cap:
                     log.skip(path, f"{label}: start tag cut off by the end of the file" if close < 0 and window.eof else
                              f"{label}: start tag exceeds the {cap}-byte record limit", line, offset)
@@ -558,10 +561,17 @@ def _skip_to_end(window: _ByteWindow, end_tag: re.Pattern[bytes], scan: int) -> 
             return None
 
 
-def _label(tag: str, start: bytes) -> str:
-    key = _KEY_ATTRIBUTE.search(start)
-    name = f' {key.group(0).strip().decode("utf-8", "replace")}' if key else ""
-    return printable(f"<{tag}{name}>")
+@dataclass(frozen=True)
+class _Label:
+    """A record's name in messages: its tag and key (or id) attribute, as `<article key="...">`."""
+
+    tag: str
+    start_tag: bytes
+
+    def __str__(self) -> str:
+        key = _KEY_ATTRIBUTE.search(self.start_tag)
+        name = f' {key.group(0).strip().decode("utf-8", "replace")}' if key else ""
+        return printable(f"<{self.tag}{name}>")
 
 
 def _parse_record(data: bytes, prolog: bytes, parser: Any, line: int) -> tuple[Any, str | None]:
