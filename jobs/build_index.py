@@ -19,7 +19,13 @@ record. `--hallmark` takes only entries labelled VALID (`--hallmark-all` for eve
 `doi_prefixes` with Crossref's whole data file or OpenAlex's snapshot, `venues` with whole
 dumps of the venues cited (DBLP, Crossref, OpenAlex), `arxiv_ids` with arXiv's snapshot. Only
 declared registries ever make a verifier call a DOI, venue or arXiv id fabricated. The footer
-records each dump's SHA-256, size, records read and date. Prints one JSON line of build stats.
+records each dump's SHA-256, size, records read and skipped, and date. Prints one JSON line of
+build stats.
+
+Dumps are read as if an adversary wrote them: a record over `--max-record-bytes` (default
+16 MiB), malformed or of the wrong shape is skipped and named on stderr (`FILE:LINE: why`, the
+first 100; `records_skipped` counts them all) and the build goes on. XML entities are never
+resolved from a DTD, file or URL the dump names.
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ if __package__ in (None, ""):
 
 from verifiers.citations.index_build import IndexSource, build_index  # noqa: E402
 from verifiers.citations.index_evidence import KINDS  # noqa: E402
-from verifiers.citations.index_readers import sniff_format  # noqa: E402
+from verifiers.citations.index_readers import MAX_RECORD_BYTES, SkippedRecord, sniff_format  # noqa: E402
 
+SKIPS_SHOWN = 100
 FLAGS = (("dblp", "dblp"), ("crossref", "crossref"), ("openalex", "openalex"), ("arxiv", "arxiv"),
          ("acl_anthology", "acl-anthology"), ("bibtex", "bibtex"), ("hallmark", "hallmark"))
 
@@ -56,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--covers", nargs="*", default=[], choices=KINDS,
                         help="evidence registries the dumps hold completely (default: none)")
     parser.add_argument("--no-hash", action="store_true", help="skip the dumps' SHA-256 (a second read of each file)")
+    parser.add_argument("--max-record-bytes", type=int, default=MAX_RECORD_BYTES, metavar="N",
+                        help=f"skip (and name) any record larger than N bytes (default {MAX_RECORD_BYTES})")
     args = parser.parse_args(argv)
     missing = [p for fmt, _ in FLAGS for p in getattr(args, fmt) if not Path(p).exists()]
     missing += [p for p in args.input if not Path(p).exists()]
@@ -71,15 +80,29 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if not sources:
         parser.error("no input files")
+    if args.max_record_bytes < 1:
+        parser.error("--max-record-bytes must be positive")
+    shown = 0
+
+    def name_skip(record: SkippedRecord) -> None:
+        nonlocal shown
+        shown += 1
+        if shown <= SKIPS_SHOWN:
+            print(f"build_index: skipped {record}", file=sys.stderr)
+        elif shown == SKIPS_SHOWN + 1:
+            print("build_index: more skipped records not shown (records_skipped counts them)", file=sys.stderr)
+
     start = time.perf_counter()
     try:
         stats = build_index(sources, args.out, dedupe_doi=not args.keep_duplicates, merged_path=args.merged,
-                            covers=args.covers, hash_files=not args.no_hash)
-    except ValueError as exc:  # a malformed line names its file and line
+                            covers=args.covers, hash_files=not args.no_hash,
+                            max_record_bytes=args.max_record_bytes, on_skip=name_skip)
+    except ValueError as exc:  # a dump that cannot be read at all (no data files, an unknown format)
         print(f"build_index: {exc}", file=sys.stderr)
         return 2
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"out": args.out, "records": stats.records, "duplicates_dropped": stats.duplicates_dropped,
+    print(json.dumps({"out": args.out, "records": stats.records, "records_skipped": stats.skipped,
+                      "duplicates_dropped": stats.duplicates_dropped,
                       "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
                       "formats": [s.format for s in sources], "covers": args.covers,
                       "seconds": round(time.perf_counter() - start, 3), "peak_rss_mb": round(peak_mb, 1)}))

@@ -90,7 +90,7 @@ def test_a_run_can_say_which_index_answered_it(tmp_path):
     assert provenance["sources"] == [{"format": "references", "file": "refs.jsonl", "parts": 1,
                                       "bytes": dump.stat().st_size, "modified": provenance["sources"][0]["modified"],
                                       "sha256": hashlib.sha256(dump.read_bytes()).hexdigest(),
-                                      "records_read": 1, "dump_date": None}]
+                                      "records_read": 1, "records_skipped": 0, "dump_date": None}]
     assert provenance["built_at"] and provenance["per_origin"] == {"references": 1}
     in_memory = index_provenance(dump)  # a dump indexed at load time
     assert in_memory["records"] == 1 and in_memory["sources"][0]["format"] == "references"

@@ -16,7 +16,7 @@ import pytest
 from jobs.build_index import main as build_main
 from verifiers.citations.index_build import IndexSource, build_index
 from verifiers.citations.index_evidence import EVIDENCE_METADATA_KEY, IndexEvidence, venue_name_key
-from verifiers.citations.index_readers import dump_files, read_source, sniff_format
+from verifiers.citations.index_readers import DumpLog, SkippedRecord, dump_files, read_source, sniff_format
 
 
 def crossref_work(doi: str, title: str, family: str, year: int, venue: str, short: str | None = None,
@@ -79,12 +79,16 @@ def test_crossref_data_file_parts_stream_into_rows(crossref_dump: Path) -> None:
     assert rows[0]["venue_short"] == "Proc. IEEE Things" and rows[1]["updated"] == "2025-04-02T00:00:00Z"
 
 
-def test_a_broken_json_line_names_its_file_and_line(tmp_path: Path) -> None:
+def test_a_broken_json_line_is_skipped_and_named_by_file_and_line(tmp_path: Path) -> None:
     part = tmp_path / "0.jsonl.gz"
     with gzip.open(part, "wt", encoding="utf-8") as f:
-        f.write(json.dumps(crossref_work("10.1/a", "A", "X", 2020, "V")) + "\n{not json\n")
-    with pytest.raises(ValueError, match=r"0\.jsonl\.gz:2: not a JSON line"):
-        list(read_source("crossref", part))
+        f.write(json.dumps(crossref_work("10.1000/a", "A", "X", 2020, "V")) + "\n{not json\n"
+                + json.dumps(crossref_work("10.1000/c", "C", "X", 2020, "V")) + "\n")
+    skipped: list[SkippedRecord] = []
+    rows = list(read_source("crossref", part, log=DumpLog(on_skip=skipped.append)))
+    assert [r["doi"] for r in rows] == ["10.1000/a", "10.1000/c"]
+    assert [str(s) for s in skipped] == [f"{part}:2: not JSON (Expecting property name enclosed in double quotes "
+                                         "at column 2)"]
 
 
 def test_openalex_snapshot_folder_streams_every_part(tmp_path: Path) -> None:
@@ -269,7 +273,7 @@ def test_doi_only_calls_an_unregistered_prefix_fabricated_offline(evidence_index
 
 
 def test_dblp_gzip_dump_streams_with_its_dtd(tmp_path: Path) -> None:
-    """dblp.org serves `dblp.xml.gz` beside `dblp.dtd`; entities resolve through the compressed file."""
+    """dblp.org serves `dblp.xml.gz` beside `dblp.dtd`; entities decode (from the project's table, never the dtd) through the compressed file."""
     (tmp_path / "dblp.dtd").write_text('<!ELEMENT dblp ANY>\n<!ENTITY ouml "&#246;">\n', encoding="utf-8")
     with gzip.open(tmp_path / "dblp.xml.gz", "wt", encoding="ISO-8859-1") as f:
         f.write('<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n<dblp>\n'

@@ -26,7 +26,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,14 @@ import pyarrow.parquet as pq
 from corpora.citations.normalization import normalize_text
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
 from verifiers.citations.index_evidence import EVIDENCE_METADATA_KEY, KINDS, IndexEvidence
-from verifiers.citations.index_readers import Row, dump_files, read_source
+from verifiers.citations.index_readers import (
+    MAX_RECORD_BYTES,
+    DumpLog,
+    Row,
+    SkippedRecord,
+    dump_files,
+    read_source,
+)
 
 INDEX_SCHEMA = pa.schema(
     [
@@ -75,6 +82,9 @@ class BuildStats:
     per_origin: dict[str, int]
     merged_by_reason: dict[str, int] = field(default_factory=dict)
     """How many records were merged into an earlier one, by why ("doi", "title_year_first_author")."""
+    skipped: int = 0
+    """Records the readers skipped (over the record cap, malformed, of the wrong shape), each named
+    to the build's `on_skip` by file and line."""
 
 
 def _hash64(text: str) -> int:
@@ -87,22 +97,31 @@ def _low32(digest: int) -> int:
 
 @dataclass
 class SourceTally:
-    """What was read from one dump: records (before merging) and its latest record date."""
+    """What was read from one dump: records (before merging), records skipped, its latest record date."""
 
     records: int = 0
     latest: str | None = None
+    skipped: int = 0
 
 
-def iter_rows(sources: Sequence[IndexSource], tallies: list[SourceTally] | None = None) -> Iterator[Row]:
-    """Every dump's rows in order; `tallies` (one per source) get each dump's count and date."""
+def iter_rows(sources: Sequence[IndexSource], tallies: list[SourceTally] | None = None,
+              max_record_bytes: int = MAX_RECORD_BYTES,
+              on_skip: Callable[[SkippedRecord], None] | None = None) -> Iterator[Row]:
+    """Every dump's rows in order; `tallies` (one per source) get each dump's counts and date. A
+    record over `max_record_bytes` or unusable is skipped, counted and passed to `on_skip`
+    (default: a logged warning)."""
     for i, source in enumerate(sources):
         tally = tallies[i] if tallies is not None else SourceTally()
-        for row in read_source(source.format, Path(source.path), **dict(source.options)):
-            tally.records += 1
-            updated = row.get("updated")
-            if updated and (tally.latest is None or str(updated) > tally.latest):
-                tally.latest = str(updated)
-            yield row
+        log = DumpLog(max_record_bytes, on_skip)
+        try:
+            for row in read_source(source.format, Path(source.path), log=log, **dict(source.options)):
+                tally.records += 1
+                updated = row.get("updated")
+                if updated and (tally.latest is None or str(updated) > tally.latest):
+                    tally.latest = str(updated)
+                yield row
+        finally:
+            tally.skipped = log.skipped
 
 
 class _RowPreparer:
@@ -220,6 +239,7 @@ def describe_sources(sources: Sequence[IndexSource], tallies: Sequence[SourceTal
             entry["sha256"] = _sha256(files)
         if tallies is not None:
             entry["records_read"] = tallies[i].records
+            entry["records_skipped"] = tallies[i].skipped
             entry["dump_date"] = tallies[i].latest
         described.append(entry)
     return described
@@ -296,9 +316,13 @@ def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True,
 
 def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True,
                 merged_path: str | Path | None = None, covers: Sequence[str] = (),
-                hash_files: bool = True) -> BuildStats:
-    """Read every source dump and write the index to `out`, with each dump's provenance and the
-    evidence registries (declared complete for `covers`)."""
+                hash_files: bool = True, max_record_bytes: int = MAX_RECORD_BYTES,
+                on_skip: Callable[[SkippedRecord], None] | None = None) -> BuildStats:
+    """Read every source dump and write the index to `out`, with each dump's provenance (records
+    read and skipped) and the evidence registries (declared complete for `covers`). A record over
+    `max_record_bytes` or unusable is skipped and named to `on_skip`; the build goes on."""
     tallies = [SourceTally() for _ in sources]
-    return write_index(iter_rows(sources, tallies), out, dedupe_doi=dedupe_doi, merged_path=merged_path,
-                       sources=lambda: describe_sources(sources, tallies, hash_files), covers=covers)
+    stats = write_index(iter_rows(sources, tallies, max_record_bytes, on_skip), out, dedupe_doi=dedupe_doi,
+                        merged_path=merged_path, sources=lambda: describe_sources(sources, tallies, hash_files),
+                        covers=covers)
+    return replace(stats, skipped=sum(t.skipped for t in tallies))

@@ -1,40 +1,51 @@
 """Readers that turn bibliographic dumps into offline-index rows, one generator per format.
 
-Formats: DBLP XML (streamed with lxml iterparse, `.xml` or `.xml.gz`; `dblp.dtd` beside the file
-resolves its entities), Crossref works (a JSON work, list or API envelope `{"message": ...}`, or the
-public data file's JSON-lines parts `*.jsonl.gz`, one REST-API work per line; read by the Crossref
-client's own `record_from_crossref`, so titles carry their subtitles), the OpenAlex works snapshot
-(`data/works/updated_date=*/part_*.gz`, one Work per line), arXiv's metadata snapshot (Kaggle's
-`arxiv-metadata-oai-snapshot.json`, one paper per line), ACL Anthology XML (streamed per paper),
-BibTeX (bibtexparser 2), HALLMARK JSONL and the project's reference lists
-(`corpora/samples/real_references.jsonl`: one real work per line).
+Formats: DBLP XML (`.xml` or `.xml.gz`; its named character entities decode from a fixed table,
+never from `dblp.dtd` or any DTD the dump names), Crossref works (a JSON work, list or API
+envelope `{"message": ...}`, or the public data file's JSON-lines parts `*.jsonl.gz`, one REST-API
+work per line; read by the Crossref client's own `record_from_crossref`, so titles carry their
+subtitles), the OpenAlex works snapshot (`data/works/updated_date=*/part_*.gz`, one Work per
+line), arXiv's metadata snapshot (Kaggle's `arxiv-metadata-oai-snapshot.json`, one paper per
+line), ACL Anthology XML (paper by paper), BibTeX (bibtexparser 2), HALLMARK JSONL and the
+project's reference lists (`corpora/samples/real_references.jsonl`: one real work per line).
 
-Every reader streams: a JSON-lines dump is read line by line through `gzip` when compressed, an XML
-dump element by element, so memory does not grow with the dump (the DBLP dump has ~7 M records,
-Crossref's ~150 M). A dump given as a folder is read part by part in name order (`dump_files`).
-Every reader yields plain dicts with the same keys (`ROW_KEYS`) plus optional extras the builder
-uses for provenance and evidence but does not store per row: `venue_short` (a venue's
-abbreviation) and `updated` (the record's last-modified date, whose maximum is the dump's date).
-`index_build.py` writes them to Parquet. A record without a title and without a DOI is skipped: it
-can never be found.
+Every dump is treated as written by an adversary (`dump_streams.py`): a JSON-lines dump is read
+one bounded line at a time, a JSON document one array element at a time, an XML dump one record
+element at a time, each under a record cap (`MAX_RECORD_BYTES`, `DumpLog.max_record_bytes`), so
+memory grows neither with the dump (the DBLP dump has ~7 M records, Crossref's ~150 M) nor with
+one hostile record. A record that is over the cap, malformed or of the wrong shape is skipped and
+reported to the reader's `DumpLog` by file and line, and the read goes on. A dump given as a
+folder is read part by part in name order (`dump_files`). Every reader yields plain dicts with
+the same keys (`ROW_KEYS`) plus optional extras the builder uses for provenance and evidence but
+does not store per row: `venue_short` (a venue's abbreviation) and `updated` (the record's
+last-modified date, whose maximum is the dump's date). `index_build.py` writes them to Parquet. A
+record without a title and without a DOI is skipped (not reported): it can never be found.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from clients.crossref import record_from_crossref
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
+from verifiers.citations.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
+from verifiers.citations.dump_streams import (
+    RECORD_ERRORS,
+    DumpLog,
+    json_documents,
+    json_lines,
+    printable,
+    xml_records,
+)
+from verifiers.citations.dump_streams import SkippedRecord as SkippedRecord
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "arxiv", "acl_anthology", "bibtex", "hallmark", "references")
 DBLP_RECORD_TAGS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis",
                     "mastersthesis", "www", "data")
+DBLP_INDEXED_TAGS = tuple(t for t in DBLP_RECORD_TAGS if t != "www")  # `www` person pages are never parsed
 
 Row = dict[str, Any]
 
@@ -62,43 +73,44 @@ def _split_given_family(name: str) -> tuple[str, str]:
     return name_parts(name)
 
 
-def read_dblp_xml(path: Path) -> Iterator[Row]:
-    """DBLP XML dump records (article, inproceedings, ...); `www` person pages are skipped."""
+def _rows(records: Iterator[tuple[int, Any]], make: Callable[[Any], Row | None], path: Path, log: DumpLog,
+          what: str = "record") -> Iterator[Row]:
+    """`make(record)` for each (line, record); one that raises on its shape (a string where a list
+    belongs, ...) is skipped and named, never the end of the read."""
+    for line, record in records:
+        try:
+            row = make(record)
+        except RECORD_ERRORS as exc:
+            log.skip(path, f"{what} not usable ({type(exc).__name__}: {printable(str(exc))})", line)
+            continue
+        if row:
+            yield row
+
+
+def read_dblp_xml(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
+    """DBLP XML dump records (article, inproceedings, ...); `www` person pages are skipped. Named
+    entities decode from DBLP's ISO Latin-1 set; `dblp.dtd` and whatever DTD or entity the dump
+    names are never read (see `dump_streams`)."""
+    log = log or DumpLog()
+    records = ((r.line, r) for r in xml_records(path, DBLP_INDEXED_TAGS, log))
+    yield from _rows(records, lambda r: _dblp_row(r.element, path), path, log)
+
+
+def _dblp_row(element: Any, path: Path) -> Row | None:
     from lxml import etree
 
-    dtd = path.with_name("dblp.dtd").exists()
-    # `dblp.xml.gz` as dblp.org serves it is decompressed here, streaming; the file object's name
-    # (the .gz path) is the base the DOCTYPE's relative "dblp.dtd" resolves against
-    source = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else str(path)  # noqa: SIM115
-    context = etree.iterparse(source, events=("end",), tag=DBLP_RECORD_TAGS, load_dtd=dtd,
-                              resolve_entities=dtd, huge_tree=True, recover=not dtd)
-    try:
-        yield from _dblp_records(context, path)
-    finally:
-        if not isinstance(source, str):
-            source.close()
-
-
-def _dblp_records(context: Any, path: Path) -> Iterator[Row]:
-    from lxml import etree
-
-    for _, element in context:
-        if element.tag != "www":
-            text = {c.tag: "".join(c.itertext()) for c in element if isinstance(c.tag, str) and c.tag != "author"}
-            authors = [_split_given_family(etree.tostring(a, method="text", encoding="unicode"))
-                       for a in element.findall("author")]
-            ees = ["".join(e.itertext()) for e in element.findall("ee")]
-            doi = next((canonical_doi(e) for e in ees if canonical_doi(e)), None)
-            arxiv = next((canonical_arxiv_id(e) for e in ees if "arxiv.org" in e), None)
-            row = _row("dblp", element.get("key"), (text.get("title") or "").rstrip("."), authors,
-                       text.get("year"), text.get("booktitle") or text.get("journal"), doi, arxiv,
-                       element.tag, str(path))
-            if row:
-                row["updated"] = element.get("mdate")
-                yield row
-        element.clear()
-        while element.getprevious() is not None:
-            del element.getparent()[0]
+    text = {c.tag: "".join(c.itertext()) for c in element if isinstance(c.tag, str) and c.tag != "author"}
+    authors = [_split_given_family(etree.tostring(a, method="text", encoding="unicode"))
+               for a in element.findall("author")]
+    ees = ["".join(e.itertext()) for e in element.findall("ee")]
+    doi = next((canonical_doi(e) for e in ees if canonical_doi(e)), None)
+    arxiv = next((canonical_arxiv_id(e) for e in ees if "arxiv.org" in e), None)
+    row = _row("dblp", element.get("key"), (text.get("title") or "").rstrip("."), authors,
+               text.get("year"), text.get("booktitle") or text.get("journal"), doi, arxiv,
+               element.tag, str(path))
+    if row:
+        row["updated"] = element.get("mdate")
+    return row
 
 
 def crossref_row(work: dict[str, Any], file: str = "") -> Row | None:
@@ -114,46 +126,14 @@ def crossref_row(work: dict[str, Any], file: str = "") -> Row | None:
     return row
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a JSON-lines file, gzip-compressed or not, one line in memory at a time.
-    A line that is not JSON raises an error naming the file and line."""
-    with open(path, "rb") as raw:
-        gz = raw.read(2) == b"\x1f\x8b"
-    opened = gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115
-    with opened as binary, io.TextIOWrapper(binary, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not a JSON line ({exc.msg} at column {exc.colno})") from None
-            if isinstance(value, dict):
-                yield number, value
-
-
-def read_crossref_json(path: Path) -> Iterator[Row]:
-    """Crossref works: the public data file's JSON-lines parts (`*.jsonl.gz`, or `*.json.gz` parts
-    holding `{"items": [...]}`), or one JSON work / list / API envelope."""
+def read_crossref_json(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
+    """Crossref works: the public data file's JSON-lines parts (`*.jsonl.gz`), or a JSON document
+    (`*.json`, `*.json.gz`: one work, a list, `{"items": [...]}` or an API envelope), streamed."""
+    log = log or DumpLog()
     name = path.name.lower()
-    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
-        for _, work in _json_lines(path):
-            row = crossref_row(work, str(path))
-            if row:
-                yield row
-        return
-    opened = gzip.open(path, "rt", encoding="utf-8") if name.endswith(".gz") else open(path, encoding="utf-8")  # noqa: SIM115
-    with opened as f:
-        data = json.load(f)  # one part of at most a few thousand works (the older tarball's layout)
-    if isinstance(data, dict) and "message" in data:
-        data = data["message"]
-    if isinstance(data, dict) and "items" in data:
-        data = data["items"]
-    for work in data if isinstance(data, list) else [data]:
-        if isinstance(work, dict):
-            row = crossref_row(work, str(path))
-            if row:
-                yield row
+    lines = name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
+    works = json_lines(path, log) if lines else json_documents(path, log)
+    yield from _rows(works, lambda work: crossref_row(work, str(path)), path, log, "work")
 
 
 def openalex_row(work: dict[str, Any], file: str = "") -> Row | None:
@@ -172,12 +152,10 @@ def openalex_row(work: dict[str, Any], file: str = "") -> Row | None:
     return row
 
 
-def read_openalex_jsonl(path: Path) -> Iterator[Row]:
+def read_openalex_jsonl(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
     """OpenAlex Works, one per line: a snapshot part (`part_000.gz`) or a plain `.jsonl`."""
-    for _, work in _json_lines(path):
-        row = openalex_row(work, str(path))
-        if row:
-            yield row
+    log = log or DumpLog()
+    yield from _rows(json_lines(path, log), lambda work: openalex_row(work, str(path)), path, log, "work")
 
 
 def arxiv_row(paper: dict[str, Any], file: str = "") -> Row | None:
@@ -209,39 +187,48 @@ def _rfc2822_year(text: Any) -> int | None:
     return int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else None
 
 
-def read_arxiv_snapshot(path: Path) -> Iterator[Row]:
+def read_arxiv_snapshot(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
     """arXiv's metadata snapshot (`arxiv-metadata-oai-snapshot.json`, JSON lines, ~2.7 M papers)."""
-    for _, paper in _json_lines(path):
-        row = arxiv_row(paper, str(path))
-        if row:
-            yield row
+    log = log or DumpLog()
+    yield from _rows(json_lines(path, log), lambda paper: arxiv_row(paper, str(path)), path, log, "paper")
 
 
-def read_acl_anthology_xml(path: Path) -> Iterator[Row]:
-    """Papers of an ACL Anthology collection file (`data/xml/*.xml`), streamed volume by volume;
-    venue is the volume's booktitle, its abbreviation the collection's venue ids (`<venue>acl</venue>`)."""
-    from lxml import etree
-
+def read_acl_anthology_xml(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
+    """Papers of an ACL Anthology collection file (`data/xml/*.xml`), paper by paper; venue is the
+    volume's booktitle, its abbreviation the collection's venue ids (`<venue>acl</venue>`). Same
+    entity policy as DBLP: nothing the file defines or names is resolved."""
+    log = log or DumpLog()
     collection = path.name.split(".xml")[0]
-    for _, volume in etree.iterparse(str(path), events=("end",), tag="volume"):
-        meta = volume.find("meta")
-        booktitle = "".join(meta.find("booktitle").itertext()) if meta is not None and meta.find("booktitle") is not None else None
-        volume_year = meta.findtext("year") if meta is not None else None
-        venues = [v.text for v in meta.findall("venue") if v.text] if meta is not None else []
-        for paper in volume.iter("paper"):
-            title_el = paper.find("title")
-            title = "".join(title_el.itertext()) if title_el is not None else None
-            authors = [(a.findtext("last") or "", a.findtext("first") or "") for a in paper.findall("author")]
-            year = paper.findtext("year") or volume_year
-            key = f"{collection}-{volume.get('id')}.{paper.get('id')}"
-            row = _row("acl_anthology", paper.findtext("bibkey") or key, title, authors, year, booktitle,
-                       paper.findtext("doi"), None, "inproceedings", str(path))
-            if row:
-                row["venue_short"] = venues[0].upper() if venues else None
-                yield row
-        volume.clear()
-        while volume.getprevious() is not None:
-            del volume.getparent()[0]
+
+    def papers() -> Iterator[tuple[int, tuple[Any, dict[str, Any]]]]:
+        volume: dict[str, Any] = {}
+        for record in xml_records(path, ("meta", "paper"), log, openers=("volume",)):
+            element = record.element
+            if record.tag == "volume":
+                volume = {"id": element.get("id")}
+            elif record.tag == "meta":
+                booktitle = element.find("booktitle")
+                volume = {**volume, "booktitle": "".join(booktitle.itertext()) if booktitle is not None else None,
+                          "year": element.findtext("year"),
+                          "venues": [v.text for v in element.findall("venue") if v.text]}
+            else:
+                yield record.line, (element, volume)
+
+    yield from _rows(papers(), lambda paper: _acl_row(*paper, collection, path), path, log, "paper")
+
+
+def _acl_row(paper: Any, volume: dict[str, Any], collection: str, path: Path) -> Row | None:
+    title_el = paper.find("title")
+    title = "".join(title_el.itertext()) if title_el is not None else None
+    authors = [(a.findtext("last") or "", a.findtext("first") or "") for a in paper.findall("author")]
+    year = paper.findtext("year") or volume.get("year")
+    key = f"{collection}-{volume.get('id')}.{paper.get('id')}"
+    row = _row("acl_anthology", paper.findtext("bibkey") or key, title, authors, year, volume.get("booktitle"),
+               paper.findtext("doi"), None, "inproceedings", str(path))
+    if row:
+        venues = volume.get("venues") or []
+        row["venue_short"] = venues[0].upper() if venues else None
+    return row
 
 
 def bibtex_fields_row(origin: str, key: str, entry_type: str, fields: dict[str, str], file: str) -> Row | None:
@@ -255,7 +242,8 @@ def bibtex_fields_row(origin: str, key: str, entry_type: str, fields: dict[str, 
                 venue, fields.get("doi"), arxiv, entry_type.lower(), file)
 
 
-def read_bibtex(path: Path) -> Iterator[Row]:
+def read_bibtex(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
+    """A .bib file, parsed whole by bibtexparser (hand-made lists, not dumps)."""
     import bibtexparser
 
     library = bibtexparser.parse_string(path.read_text(encoding="utf-8"))
@@ -266,27 +254,27 @@ def read_bibtex(path: Path) -> Iterator[Row]:
             yield row
 
 
-def read_hallmark_jsonl(path: Path, labels: tuple[str, ...] | None = ("VALID",)) -> Iterator[Row]:
+def read_hallmark_jsonl(path: Path, labels: tuple[str, ...] | None = ("VALID",),
+                        log: DumpLog | None = None) -> Iterator[Row]:
     """HALLMARK entries as index records. By default only entries labelled VALID (real papers);
     `labels=None` takes every entry, hallucinated ones included (only for tests of the reader).
     Building an index from a split's own VALID entries makes a closed world for that split."""
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            if str(record.get("bibtex_key", "")).startswith("__canary__"):
-                continue
-            if labels is not None and record.get("label") not in labels:
-                continue
-            row = bibtex_fields_row("hallmark", record.get("bibtex_key"), record.get("bibtex_type") or "misc",
-                                    record.get("fields") or {}, str(path))
-            if row:
-                yield row
+    log = log or DumpLog()
+
+    def make(record: dict[str, Any]) -> Row | None:
+        if str(record.get("bibtex_key", "")).startswith("__canary__"):
+            return None
+        if labels is not None and record.get("label") not in labels:
+            return None
+        return bibtex_fields_row("hallmark", record.get("bibtex_key"), record.get("bibtex_type") or "misc",
+                                 record.get("fields") or {}, str(path))
+
+    yield from _rows(json_lines(path, log), make, path, log, "entry")
 
 
-def read_references_jsonl(path: Path) -> Iterator[Row]:
-    """A reference list (`corpora.citations.real_reference` format) as index records: every line is a real work."""
+def read_references_jsonl(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
+    """A reference list (`corpora.citations.real_reference` format) as index records: every line is
+    a real work (read by the corpus loader, which names a bad line itself)."""
     from corpora.citations.real_reference import load_references
 
     for ref in load_references(path):
@@ -309,9 +297,11 @@ def dump_files(path: str | Path) -> list[Path]:
 
 
 def _first_json_line(path: Path) -> dict[str, Any]:
+    """The first JSON object among the file's first lines ({} if none), bad lines passed over silently."""
+    quiet = DumpLog(on_skip=lambda _: None)
     try:
-        return next((obj for _, obj in _json_lines(path)), {})
-    except (ValueError, UnicodeDecodeError, OSError):
+        return next((obj for _, obj in json_lines(path, quiet)), {})
+    except OSError:
         return {}
 
 
@@ -352,9 +342,11 @@ READERS = {"dblp": read_dblp_xml, "crossref": read_crossref_json, "openalex": re
            "hallmark": read_hallmark_jsonl, "references": read_references_jsonl}
 
 
-def read_source(fmt: str, path: Path, **options: Any) -> Iterator[Row]:
-    """Rows of one dump (a file, or a folder of parts) in format `fmt` (one of FORMATS)."""
+def read_source(fmt: str, path: Path, log: DumpLog | None = None, **options: Any) -> Iterator[Row]:
+    """Rows of one dump (a file, or a folder of parts) in format `fmt` (one of FORMATS); `log`
+    holds the record cap and gets every skipped record (default: the cap, and a logged warning)."""
     if fmt not in READERS:
         raise ValueError(f"unknown index source format {fmt!r}; known: {', '.join(FORMATS)}")
     reader = READERS[fmt]
-    return (row for file in dump_files(path) for row in reader(file, **options))
+    log = log or DumpLog()
+    return (row for file in dump_files(path) for row in reader(file, log=log, **options))
