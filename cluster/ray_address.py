@@ -7,13 +7,22 @@ dashboard for the GCS address. An address that does not answer fails within seco
 message, never a traceback or a hang: every mistake here is a configuration mistake (exit 2).
 
 Imports nothing heavy: `ray` is imported only by `init_ray`.
+
+A new local Ray (no address given) is this process's alone: every one of its processes listens on
+127.0.0.1 only, and its temp dir (sockets, logs, session files) is a fresh folder removed when the
+process exits, not a session left under /tmp/ray by every run.
 """
 
 from __future__ import annotations
 
+import atexit
+import ipaddress
 import json
 import os
+import shutil
 import socket
+import sys
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -137,13 +146,60 @@ def init_ray(target: RayTarget, job_config=None, **kwargs) -> None:
     if ray.is_initialized():
         return
     if target.is_local:
-        # A Ray of this process alone: every port on loopback (Ray would otherwise bind the machine's
-        # outward address), so token authentication, which only prints a warning here, is not needed.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, **kwargs)
+        start_local_ray(job_config=job_config, **kwargs)
     else:
         ray.init(address=target.address, job_config=job_config, **kwargs)
+
+
+#: Ray's single-machine mode: a localhost node address stays 127.0.0.1 instead of being replaced by
+#: the machine's outward address, and then the GCS, raylet, agents and workers bind 127.0.0.1 (with
+#: an outward node address they bind every interface). Ray's own processes read it when they start.
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+#: A unix socket path must fit in 107 bytes: <temp dir>/session_<date>_<pid>/sockets/plasma_store.
+_SOCKET_PATH_LIMIT, _SESSION_SOCKET_CHARS = 107, len("/session_2026-12-02_00-56-41_867075_4194304/sockets/plasma_store")
+_LOCAL_TEMP_PREFIX = "scrutineer-run-ray-"
+
+
+def start_local_ray(job_config=None, **kwargs) -> str:
+    """Start a Ray of this process alone, on loopback, in a temp dir removed at exit; returns that dir.
+
+    The driver has imported ray (ray_constants read the variable) long before it knows the run is
+    local, so the variable is set for Ray's children and the constant for this process. Should Ray
+    still pick a non-loopback node address, token authentication stays on."""
+    import ray
+    from ray._private import ray_constants, services
+
+    os.environ.update(LOOPBACK_ENV)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    node_ip = services.get_node_ip_address()
+    if ipaddress.ip_address(node_ip).is_loopback:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # nothing beyond this machine can connect
+    else:
+        print(f"warning: Ray chose node address {node_ip}, not loopback; token authentication stays on",
+              file=sys.stderr)  # fmt: skip
+    temp_dir = tempfile.mkdtemp(prefix=_LOCAL_TEMP_PREFIX, dir=_local_temp_root())
+    atexit.register(_remove_local_ray, temp_dir)  # runs before Ray's own exit hook (registered at import)
+    ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, _temp_dir=temp_dir,
+             **kwargs)  # fmt: skip
+    return temp_dir
+
+
+def _local_temp_root() -> str:
+    """TMPDIR (or the system's temp folder) when Ray's socket paths fit under it, else /tmp."""
+    root = tempfile.gettempdir()
+    fits = len(root) + 1 + len(_LOCAL_TEMP_PREFIX) + 8 + _SESSION_SOCKET_CHARS <= _SOCKET_PATH_LIMIT
+    return root if fits else "/tmp"
+
+
+def _remove_local_ray(temp_dir: str) -> None:
+    """Stop the local Ray and wait for its processes, then delete its temp dir (logs included: a run's
+    record is in its store and MLflow, not in Ray's session files)."""
+    import ray
+
+    try:
+        ray.shutdown(wait_for_processes=True)
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def in_submitted_job() -> bool:

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,6 +78,48 @@ def test_stop_waits_and_escalates_until_the_processes_are_gone(clone: Path, tmp_
     finally:
         stubborn.kill()
         stubborn.wait()
+
+
+def fake_ray_session(pid_file: Path) -> subprocess.Popen:
+    """A stand-in for a head started in its own session: a leader and a child that renamed itself
+    (as ray::DashboardAgent does) and takes a while to exit on SIGTERM. Neither command line
+    names the temp dir. The child writes its pid to `pid_file`."""
+    child = ("import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.5), sys.exit(0)))\n"
+             f"open({str(pid_file)!r}, 'w').write(str(__import__('os').getpid()))\n"
+             "time.sleep(600)")  # fmt: skip
+    leader = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\ntime.sleep(600)"
+    return subprocess.Popen([sys.executable, "-c", leader], start_new_session=True)
+
+
+def test_stop_ends_every_process_of_the_heads_session_and_removes_its_temp_dir(clone: Path):
+    """`stop` once said "none left" while the client server and two renamed agents listened 50 s
+    later, and left the head's temp dir behind."""
+    state = clone / ".dev-services"
+    (state / "ray" / "session_x" / "logs").mkdir(parents=True)
+    link = Path(tempfile.mkdtemp(prefix="sdr-test-", dir="/tmp"))
+    link.rmdir()
+    link.symlink_to(state / "ray")  # the short path Ray is given when .dev-services/ray is too long
+    (state / "ray_tmp").write_text(f"{link}\n")
+    head = fake_ray_session(state / "child.pid")
+    (state / "ray.pid").write_text(f"{head.pid}\n")
+    try:
+        deadline = time.monotonic() + 30
+        while not (state / "child.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = int((state / "child.pid").read_text())
+        result = services(clone, "stop")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert head.wait(timeout=5) is not None
+        assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+        assert "stopped 2 processes" in result.stdout and "none left" in result.stdout
+        assert not (state / "ray").exists() and not link.is_symlink() and not (state / "ray_tmp").exists()
+        assert services(clone, "status").stdout.splitlines()[-1] == "ray head: stopped"
+    finally:
+        head.kill()
+        head.wait()
+        if link.is_symlink():
+            link.unlink()
 
 
 def test_status_without_services_says_stopped(clone: Path):
