@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import REPO_ROOT
-from tests.helpers.ray_cluster import is_loopback_only, processes_carrying, sockets_of
+from tests.helpers.ray_cluster import is_loopback_only, processes_carrying, session_members, sockets_of
 
 SCRIPT = "infra/dev_services.sh"
 
@@ -152,7 +152,9 @@ def test_start_status_stop_in_a_fresh_clone(clone: Path):
         assert services(clone, "status").returncode == 0
         ray_tmp = (clone / ".dev-services" / "ray_tmp").read_text().strip()
         state = clone / ".dev-services"
-        processes = processes_carrying(ray_tmp)  # the head's, and the other two's process groups:
+        ray_session = int((state / "ray.pid").read_text())
+        # the head's (its session: renamed agents and the client server too), and the other two's groups:
+        processes = processes_carrying(ray_tmp) | session_members(ray_session)
         for svc in ("moto", "mlflow"):
             group = (state / f"{svc}.pid").read_text().strip()
             processes |= {int(p): svc for p in subprocess.run(["pgrep", "-g", group], capture_output=True,
@@ -166,21 +168,42 @@ def test_start_status_stop_in_a_fresh_clone(clone: Path):
         stop = services(clone, "stop", timeout=120)
     assert stop.returncode == 0, stop.stdout + stop.stderr
     assert "none left" in stop.stdout
-    assert processes_carrying(ray_tmp) == {}
+    assert processes_carrying(ray_tmp) == {} and session_members(ray_session) == {}
+    assert not (clone / ".dev-services" / "ray").exists() and not Path(ray_tmp).exists()
     assert services(clone, "status").returncode == 1
 
 
 @pytest.mark.heavy
-def test_start_submit_stop_in_a_fresh_clone(clone: Path):
-    """The README's three commands, as written."""
+def test_start_submit_stop_in_a_fresh_clone(clone: Path, monkeypatch):
+    """The README's three commands, as written: the submitted job's runs, with their metrics and
+    report, are on the dev MLflow server (they once went to a throwaway sqlite in Ray's working_dir)."""
     assert "127.0.0.1:5000" not in (clone / "configs" / "cluster.toml").read_text()
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     script = ("set -e; bash infra/dev_services.sh start && source .dev-services/env.sh; "
-              "ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml; "
-              "status=$?; bash infra/dev_services.sh stop; exit $status")
-    result = subprocess.run(["bash", "-c", script], cwd=clone, capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "PATH": path})  # fmt: skip
-    if result.returncode != 0:
-        services(clone, "stop", timeout=120)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "succeeded" in result.stdout and "none left" in result.stdout
+              "ray job submit --working-dir . -- python jobs/run_corpus.py --config configs/cluster.toml")
+    try:
+        result = subprocess.run(["bash", "-c", script], cwd=clone, capture_output=True, text=True, timeout=900,
+                                env={**os.environ, "PATH": path})  # fmt: skip
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert "succeeded" in result.stdout
+
+        from mlflow.tracking import MlflowClient
+
+        from storage.tracking import SYSTEM_RUNS
+
+        env = _env_file(clone)
+        for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+            monkeypatch.setenv(name, env[name])  # the report's artifacts are on the dev S3
+        client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
+        experiment = client.get_experiment_by_name("scrutineer/citations_sample")
+        assert experiment is not None, "no experiment on the dev MLflow server"
+        runs = client.search_runs([experiment.experiment_id], filter_string=SYSTEM_RUNS)
+        assert sorted(r.data.params["system"] for r in runs) == ["always_valid", "prescreen"]
+        for run in runs:
+            assert {"detection_rate", "false_positive_rate"} <= set(run.data.metrics), run.data.metrics
+            assert "report" in {a.path for a in client.list_artifacts(run.info.run_id)}
+            assert client.list_artifacts(run.info.run_id, "report"), "the report folder is empty"
+    finally:
+        stop = services(clone, "stop", timeout=120)
+    assert stop.returncode == 0 and "none left" in stop.stdout, stop.stdout + stop.stderr
+    assert not (clone / ".dev-services" / "ray").exists()
