@@ -167,11 +167,8 @@ def start_local_ray(job_config=None, **kwargs) -> str:
     local, so the variable is set for Ray's children and the constant for this process. Should Ray
     still pick a non-loopback node address, token authentication stays on."""
     import ray
-    from ray._private import ray_constants, services
 
-    os.environ.update(LOOPBACK_ENV)
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    node_ip = services.get_node_ip_address()
+    node_ip = pin_local_ray_to_loopback()
     if ipaddress.ip_address(node_ip).is_loopback:
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # nothing beyond this machine can connect
     else:
@@ -184,6 +181,16 @@ def start_local_ray(job_config=None, **kwargs) -> str:
     return temp_dir
 
 
+def pin_local_ray_to_loopback() -> str:
+    """Make the next local `ray.init` use 127.0.0.1 as its node address; returns the address Ray
+    will use. The variable is for Ray's own processes, the constant for this one (read at import)."""
+    from ray._private import ray_constants, services
+
+    os.environ.update(LOOPBACK_ENV)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    return services.get_node_ip_address()
+
+
 def _local_temp_root() -> str:
     """TMPDIR (or the system's temp folder) when Ray's socket paths fit under it, else /tmp."""
     root = tempfile.gettempdir()
@@ -192,14 +199,74 @@ def _local_temp_root() -> str:
 
 
 def _remove_local_ray(temp_dir: str) -> None:
-    """Stop the local Ray and wait for its processes, then delete its temp dir (logs included: a run's
-    record is in its store and MLflow, not in Ray's session files)."""
+    """Stop the local Ray, end every process it started, then delete its temp dir (logs included: a
+    run's record is in its store and MLflow, not in Ray's session files).
+
+    `ray.shutdown` stops what it knows of; the agents and workers under the raylet exit on their
+    own a little later (and may still write into the temp dir), and a `ray.init` that failed part
+    way leaves its GCS and agents running. So the processes are listed first, while they are still
+    in this process's tree (agents rename themselves, so the tree is what finds them)."""
     import ray
 
+    started = _processes_under(temp_dir)
     try:
         ray.shutdown(wait_for_processes=True)
     finally:
+        _end(started)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _processes_under(temp_dir: str) -> set[int]:
+    """This process's children whose command line names `temp_dir` (GCS, raylet, monitors), and
+    everything below them. Read from /proc; empty where there is none."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    marker = temp_dir.encode()
+    found, frontier = set(), []
+    for pid, parent in parents.items():
+        try:
+            if parent == os.getpid() and marker in Path(f"/proc/{pid}/cmdline").read_bytes():
+                frontier.append(pid)
+        except OSError:
+            continue
+    while frontier:
+        pid = frontier.pop()
+        if pid not in found:
+            found.add(pid)
+            frontier += [child for child, parent in parents.items() if parent == pid]
+    return found
+
+
+def _end(pids: set[int], grace_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after `grace_s`, to those of `pids` still running; wait until they are gone."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = {pid for pid in pids if _running(pid)}
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:  # ended meanwhile
+                continue
+        deadline = time.monotonic() + grace_s
+        while (pids := {pid for pid in pids if _running(pid)}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not pids:
+            return
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a child of this process that ended waits to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def in_submitted_job() -> bool:

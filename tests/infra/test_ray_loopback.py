@@ -8,6 +8,7 @@ and raylet listened on that interface or on every interface.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from tests.helpers.ray_cluster import (
     is_loopback_only,
     listening_sockets,
     processes_carrying,
+    session_members,
     sockets_of,
 )
 
@@ -69,32 +71,35 @@ def test_a_default_local_run_listens_on_loopback_only_and_leaves_nothing(tmp_pat
     0.0.0.0 and the outward address, with authentication disabled; and left a session under /tmp/ray
     and an empty ./cache."""
     tmp_root = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))  # short: Ray's unix socket paths go under it
-    log = (tmp_path / "run.log").open("w")
-    run = subprocess.Popen([sys.executable, str(REPO_ROOT / "jobs" / "run_corpus.py")], cwd=tmp_path,
-                           env=_user_shell_env(tmp_root), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    seen: set[tuple[str, str, int]] = set()
-    in_tmp_root: set[str] = set()  # names of processes that carried the run's temp dir
     try:
-        while run.poll() is None:  # the run's process tree, and any Ray process that left it
-            carrying = processes_carrying(str(tmp_root))
-            in_tmp_root |= set(carrying.values())
-            seen |= set(sockets_of(descendants(run.pid) | carrying))
-            time.sleep(0.25)
-    finally:
-        if run.poll() is None:
-            run.kill()
-        log.close()
-    output = (tmp_path / "run.log").read_text()
-    assert run.returncode == 0, output[-3000:]
-    assert {"gcs_server", "raylet"} <= {name for name, _, _ in seen}, seen  # the check saw the core servers
-    assert "raylet" in in_tmp_root, in_tmp_root  # Ray's temp dir was the run's own, under TMPDIR
-    assert [s for s in seen if not is_loopback_only(s[1])] == [], f"listening beyond loopback: {sorted(seen)}"
+        log = (tmp_path / "run.log").open("w")
+        run = subprocess.Popen([sys.executable, str(REPO_ROOT / "jobs" / "run_corpus.py")], cwd=tmp_path,
+                               env=_user_shell_env(tmp_root), stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)  # fmt: skip  # its session holds all it starts
+        seen: set[tuple[str, str, int]] = set()
+        in_tmp_root: set[str] = set()  # names of processes that carried the run's temp dir
+        try:
+            while run.poll() is None:  # the run's process tree, and any Ray process that left it
+                carrying = processes_carrying(str(tmp_root))
+                in_tmp_root |= set(carrying.values())
+                seen |= set(sockets_of(descendants(run.pid) | carrying))
+                time.sleep(0.25)
+        finally:
+            if run.poll() is None:
+                run.kill()
+            log.close()
+        output = (tmp_path / "run.log").read_text()
+        assert run.returncode == 0, output[-3000:]
+        assert {"gcs_server", "raylet"} <= {name for name, _, _ in seen}, seen  # the check saw the core servers
+        assert "raylet" in in_tmp_root, in_tmp_root  # Ray's temp dir was the run's own, under TMPDIR
+        assert [s for s in seen if not is_loopback_only(s[1])] == [], f"listening beyond loopback: {sorted(seen)}"
 
-    deadline = time.monotonic() + 60  # processes the raylet started exit on their own once it is gone
-    while processes_carrying(str(tmp_root)) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert processes_carrying(str(tmp_root)) == {}
-    assert list(tmp_root.iterdir()) == [], "the run's Ray temp dir is removed at exit"
-    assert not list(Path("/tmp/ray").glob(f"session_*_{run.pid}")), "no session of this run under /tmp/ray"
-    assert not (tmp_path / "cache").exists(), "nothing was cached, so no cache folder"
-    tmp_root.rmdir()
+        deadline = time.monotonic() + 30  # the driver waited for them; this only absorbs a slow machine
+        while (session_members(run.pid) or processes_carrying(str(tmp_root))) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert session_members(run.pid) == {} and processes_carrying(str(tmp_root)) == {}, "processes outlived the run"
+        assert list(tmp_root.iterdir()) == [], "the run's Ray temp dir is removed at exit"
+        assert not list(Path("/tmp/ray").glob(f"session_*_{run.pid}")), "no session of this run under /tmp/ray"
+        assert not (tmp_path / "cache").exists(), "nothing was cached, so no cache folder"
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
