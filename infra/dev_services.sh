@@ -21,7 +21,7 @@
 # Submitted jobs run with the head's environment, not the submitter's: the head starts with the
 # tracking URI and the S3 settings of these services, so `ray job submit` logs to this MLflow server.
 #
-set -euo pipefail
+set -eEuo pipefail  # -E: the ERR trap of `start` fires inside the functions it calls
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 STATE=$ROOT/.dev-services
@@ -57,6 +57,8 @@ ray_pids() {  # every live process of this checkout's Ray head: its session, and
 }
 service_pids() {  # every live process of moto, mlflow (their sessions) and the Ray head
   { for svc in moto mlflow; do alive "$(pid_of "$svc")" && echo "$(pid_of "$svc")"; session_pids "$(pid_of "$svc")"; done
+    # an MLflow server whose launcher gave up before writing its pid still names this checkout's database
+    pgrep -f -- "sqlite:///$STATE/mlflow.db" 2>/dev/null || true
     ray_pids; } | sort -un
 }
 remove_ray_tmp() {  # the head's temp dir under .dev-services/, and the short link to it if there is one
@@ -88,6 +90,8 @@ PORTS
 
 start() {
   mkdir -p "$STATE"
+  # A start that fails part way (a port never opens, MLflow is not healthy in time) stops what it started.
+  trap 'echo "start failed; stopping what it started" >&2; trap - ERR; stop >&2 || true' ERR
   if alive "$(pid_of moto)" || alive "$(pid_of mlflow)" || [ -n "$(ray_pids)" ]; then
     load_ports
   else
@@ -121,7 +125,7 @@ start() {
       --ray-client-server-port="$RAY_CLIENT_PORT" --node-manager-port="$RAY_NODE_MANAGER_PORT" \
       --object-manager-port="$RAY_OBJECT_MANAGER_PORT" \
       --temp-dir="$(ray_tmp)" --disable-usage-stats > "$STATE/ray.log" 2>&1 \
-      || { echo "ray start failed; see $STATE/ray.log" >&2; tail -20 "$STATE/ray.log" >&2; stop >&2 || true; exit 1; }
+      || { echo "ray start failed; see $STATE/ray.log" >&2; tail -20 "$STATE/ray.log" >&2; trap - ERR; stop >&2 || true; exit 1; }
     wait_port "$DASHBOARD_PORT"
   fi
   cat > "$STATE/env.sh" <<ENV

@@ -122,6 +122,27 @@ def test_stop_ends_every_process_of_the_heads_session_and_removes_its_temp_dir(c
             link.unlink()
 
 
+def test_a_start_that_fails_part_way_stops_what_it_started(clone: Path, tmp_path: Path):
+    """A start whose MLflow server was not healthy in time exited 1 and left moto and that server
+    running, and `stop` then said "none left". Here the S3 stand-in answers but is no S3 server."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_moto = bin_dir / "moto_server"  # called as: moto_server -H 127.0.0.1 -p PORT
+    pid_file = tmp_path / "fake_moto.pid"
+    fake_moto.write_text(f'#!/bin/sh\necho $$ > {pid_file}\nexec {sys.executable} -m http.server --bind 127.0.0.1 "$4"\n')
+    fake_moto.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    result = services(clone, "start", timeout=300, PATH=path)
+    assert result.returncode != 0
+    assert "start failed; stopping what it started" in result.stderr and "none left" in result.stderr, result.stderr
+    pid = int(pid_file.read_text())
+    alive = Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    if alive:
+        os.kill(pid, 9)
+    assert not alive, "the S3 stand-in outlived the failed start"
+    assert not (clone / ".dev-services" / "moto.pid").exists()
+
+
 def test_status_without_services_says_stopped(clone: Path):
     result = services(clone, "status")
     assert result.returncode == 1
