@@ -221,7 +221,7 @@ def test_start_submit_stop_in_a_fresh_clone(clone: Path, monkeypatch):
         runs = client.search_runs([experiment.experiment_id], filter_string=SYSTEM_RUNS)
         assert sorted(r.data.params["system"] for r in runs) == ["always_valid", "prescreen"]
         for run in runs:
-            assert {"detection_rate", "false_positive_rate"} <= set(run.data.metrics), run.data.metrics
+            assert "detection_rate" in run.data.metrics, run.data.metrics
             assert "report" in {a.path for a in client.list_artifacts(run.info.run_id)}
             assert client.list_artifacts(run.info.run_id, "report"), "the report folder is empty"
     finally:
