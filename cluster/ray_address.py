@@ -7,13 +7,22 @@ dashboard for the GCS address. An address that does not answer fails within seco
 message, never a traceback or a hang: every mistake here is a configuration mistake (exit 2).
 
 Imports nothing heavy: `ray` is imported only by `init_ray`.
+
+A new local Ray (no address given) is this process's alone: every one of its processes listens on
+127.0.0.1 only, and its temp dir (sockets, logs, session files) is a fresh folder removed when the
+process exits, not a session left under /tmp/ray by every run.
 """
 
 from __future__ import annotations
 
+import atexit
+import ipaddress
 import json
 import os
+import shutil
 import socket
+import sys
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -137,13 +146,127 @@ def init_ray(target: RayTarget, job_config=None, **kwargs) -> None:
     if ray.is_initialized():
         return
     if target.is_local:
-        # A Ray of this process alone: every port on loopback (Ray would otherwise bind the machine's
-        # outward address), so token authentication, which only prints a warning here, is not needed.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, **kwargs)
+        start_local_ray(job_config=job_config, **kwargs)
     else:
         ray.init(address=target.address, job_config=job_config, **kwargs)
+
+
+#: Ray's single-machine mode: a localhost node address stays 127.0.0.1 instead of being replaced by
+#: the machine's outward address, and then the GCS, raylet, agents and workers bind 127.0.0.1 (with
+#: an outward node address they bind every interface). Ray's own processes read it when they start.
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+#: A unix socket path must fit in 107 bytes: <temp dir>/session_<date>_<pid>/sockets/plasma_store.
+_SOCKET_PATH_LIMIT, _SESSION_SOCKET_CHARS = 107, len("/session_2026-12-02_00-56-41_867075_4194304/sockets/plasma_store")
+_LOCAL_TEMP_PREFIX = "scrutineer-run-ray-"
+
+
+def start_local_ray(job_config=None, **kwargs) -> str:
+    """Start a Ray of this process alone, on loopback, in a temp dir removed at exit; returns that dir.
+
+    The driver has imported ray (ray_constants read the variable) long before it knows the run is
+    local, so the variable is set for Ray's children and the constant for this process. Should Ray
+    still pick a non-loopback node address, token authentication stays on."""
+    import ray
+
+    node_ip = pin_local_ray_to_loopback()
+    if ipaddress.ip_address(node_ip).is_loopback:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # nothing beyond this machine can connect
+    else:
+        print(f"warning: Ray chose node address {node_ip}, not loopback; token authentication stays on",
+              file=sys.stderr)  # fmt: skip
+    temp_dir = tempfile.mkdtemp(prefix=_LOCAL_TEMP_PREFIX, dir=_local_temp_root())
+    atexit.register(_remove_local_ray, temp_dir)  # runs before Ray's own exit hook (registered at import)
+    ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, _temp_dir=temp_dir,
+             **kwargs)  # fmt: skip
+    return temp_dir
+
+
+def pin_local_ray_to_loopback() -> str:
+    """Make the next local `ray.init` use 127.0.0.1 as its node address; returns the address Ray
+    will use. The variable is for Ray's own processes, the constant for this one (read at import)."""
+    from ray._private import ray_constants, services
+
+    os.environ.update(LOOPBACK_ENV)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    return services.get_node_ip_address()
+
+
+def _local_temp_root() -> str:
+    """TMPDIR (or the system's temp folder) when Ray's socket paths fit under it, else /tmp."""
+    root = tempfile.gettempdir()
+    fits = len(root) + 1 + len(_LOCAL_TEMP_PREFIX) + 8 + _SESSION_SOCKET_CHARS <= _SOCKET_PATH_LIMIT
+    return root if fits else "/tmp"
+
+
+def _remove_local_ray(temp_dir: str) -> None:
+    """Stop the local Ray, end every process it started, then delete its temp dir (logs included: a
+    run's record is in its store and MLflow, not in Ray's session files).
+
+    `ray.shutdown` stops what it knows of; the agents and workers under the raylet exit on their
+    own a little later (and may still write into the temp dir), and a `ray.init` that failed part
+    way leaves its GCS and agents running. So the processes are listed first, while they are still
+    in this process's tree (agents rename themselves, so the tree is what finds them)."""
+    import ray
+
+    started = _processes_under(temp_dir)
+    try:
+        ray.shutdown(wait_for_processes=True)
+    finally:
+        _end(started)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _processes_under(temp_dir: str) -> set[int]:
+    """This process's children whose command line names `temp_dir` (GCS, raylet, monitors), and
+    everything below them. Read from /proc; empty where there is none."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    marker = temp_dir.encode()
+    found, frontier = set(), []
+    for pid, parent in parents.items():
+        try:
+            if parent == os.getpid() and marker in Path(f"/proc/{pid}/cmdline").read_bytes():
+                frontier.append(pid)
+        except OSError:
+            continue
+    while frontier:
+        pid = frontier.pop()
+        if pid not in found:
+            found.add(pid)
+            frontier += [child for child, parent in parents.items() if parent == pid]
+    return found
+
+
+def _end(pids: set[int], grace_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after `grace_s`, to those of `pids` still running; wait until they are gone."""
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = {pid for pid in pids if _running(pid)}
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:  # ended meanwhile
+                continue
+        deadline = time.monotonic() + grace_s
+        while (pids := {pid for pid in pids if _running(pid)}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not pids:
+            return
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a child of this process that ended waits to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def in_submitted_job() -> bool:

@@ -71,10 +71,10 @@ class LLMConfig(BaseModel):
 
 
 def resolve_cache_dir(llm: LLMConfig) -> str:
-    """Absolute, so every worker (in its own working directory) uses the same cache."""
-    path = Path(llm.cache_dir).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
-    return str(path)
+    """Absolute, so every worker (in its own working directory) uses the same cache. Not created
+    here: the caches create it when they first open it, so a run that caches nothing leaves no
+    empty ./cache behind."""
+    return str(Path(llm.cache_dir).expanduser().resolve())
 
 
 def run_key(*parts: Any) -> str:

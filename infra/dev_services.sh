@@ -8,18 +8,20 @@
 #   bash infra/dev_services.sh stop     # stops exactly what `start` started here; exit 1 if anything survives
 #
 # Everything lives under this checkout's .dev-services/: PIDs, ports, logs, the MLflow database and
-# the Ray temp dir (or, when that path is too long for Ray's unix sockets, a unique one under /tmp
-# recorded in .dev-services/ray_tmp). Two checkouts on one machine never share ports or processes,
-# and `stop` never touches another checkout's Ray (`ray stop` would stop every Ray on the machine).
+# the Ray temp dir (.dev-services/ray; when that path is too long for Ray's unix sockets, Ray is given
+# a short symlink to it, /tmp/sdr-XXXXXXXX, recorded in .dev-services/ray_tmp). Two checkouts on one
+# machine never share ports or processes, and `stop` never touches another checkout's Ray
+# (`ray stop` would stop every Ray on the machine).
 #
-# Loopback only: Ray rewrites `--node-ip-address=127.0.0.1` to the machine's outward address
-# (resolve_ip_for_localhost -> get_node_ip_address), and the GCS, raylet, agents and workers then
-# listen there. RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 makes that lookup answer 127.0.0.1, so every
-# Ray process of the head binds 127.0.0.1 (tests/infra/test_ray_loopback.py checks the sockets).
-# The head runs with RAY_AUTH_MODE=disabled for the same reason; Ray 2.60's secure default is token
-# authentication: on a shared network start the head without that variable and give clients
-# RAY_AUTH_MODE=token (token in ~/.ray/auth_token).
-set -euo pipefail
+# Each service runs in a session of its own (setsid); `stop` signals every process of those
+# sessions, whatever it renamed itself to (Ray's agents become ray::DashboardAgent, the client
+# server's command line does not name the temp dir), waits until all are gone (SIGKILL after
+# STOP_WAIT_S), removes the Ray temp dir, and exits 1 naming any survivor.
+#
+# Submitted jobs run with the head's environment, not the submitter's: the head starts with the
+# tracking URI and the S3 settings of these services, so `ray job submit` logs to this MLflow server.
+#
+set -eEuo pipefail  # -E: the ERR trap of `start` fires inside the functions it calls
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 STATE=$ROOT/.dev-services
@@ -45,10 +47,26 @@ alive() {  # a zombie (exited, not yet reaped by its parent) counts as gone
 }
 pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
 ray_tmp() { cat "$STATE/ray_tmp" 2>/dev/null || true; }
-ray_pids() {  # every live process whose command line carries this checkout's Ray temp dir
+session_pids() {  # live (not zombie) processes of session $1; nothing for an empty or 0 id (0 means "mine")
+  [ -n "${1:-}" ] && [ "$1" != 0 ] || return 0
+  ps -s "$1" -o pid=,stat= 2>/dev/null | awk '$2 !~ /^Z/ {print $1}' || true
+}
+ray_pids() {  # every live process of this checkout's Ray head: its session, and any that names its temp dir
   local tmp; tmp=$(ray_tmp)
-  [ -n "$tmp" ] || return 0
-  pgrep -f -- "$tmp" 2>/dev/null || true
+  { session_pids "$(pid_of ray)"; [ -z "$tmp" ] || pgrep -f -- "$tmp" 2>/dev/null || true; } | sort -un
+}
+service_pids() {  # every live process of moto, mlflow (their sessions) and the Ray head
+  { for svc in moto mlflow; do alive "$(pid_of "$svc")" && echo "$(pid_of "$svc")"; session_pids "$(pid_of "$svc")"; done
+    # an MLflow server whose launcher gave up before writing its pid still names this checkout's database
+    pgrep -f -- "sqlite:///$STATE/mlflow.db" 2>/dev/null || true
+    ray_pids; } | sort -un
+}
+remove_ray_tmp() {  # the head's temp dir under .dev-services/, and the short link to it if there is one
+  local tmp; tmp=$(ray_tmp)
+  if [ -n "$tmp" ] && [ -L "$tmp" ]; then rm -f "$tmp"; fi
+  case "$tmp" in /tmp/scrutineer-dev-ray-*) rm -rf "$tmp" ;; esac  # where older versions of this script put it
+  rm -rf "$STATE/ray"
+  rm -f "$STATE/ray_tmp" "$STATE/ray.pid"
 }
 
 load_ports() { [ -f "$STATE/ports.env" ] && . "$STATE/ports.env"; }
@@ -72,13 +90,17 @@ PORTS
 
 start() {
   mkdir -p "$STATE"
+  # A start that fails part way (a port never opens, MLflow is not healthy in time) stops what it started.
+  trap 'echo "start failed; stopping what it started" >&2; trap - ERR; stop >&2 || true' ERR
   if alive "$(pid_of moto)" || alive "$(pid_of mlflow)" || [ -n "$(ray_pids)" ]; then
     load_ports
   else
     choose_ports; load_ports
+    remove_ray_tmp  # a head that is gone leaves nothing to keep
     local tmp=$STATE/ray
-    # A unix socket path must fit in 107 bytes: <tmp>/session_<date>_<pid>/sockets/plasma_store adds ~70.
-    if [ "${#tmp}" -gt 36 ]; then tmp=$(mktemp -d /tmp/scrutineer-dev-ray-XXXXXX); fi
+    mkdir -p "$tmp"
+    # A unix socket path must fit in 107 bytes: <tmp>/session_<date>_<pid>/sockets/plasma_store adds ~64.
+    if [ "${#tmp}" -gt 40 ]; then tmp=$(mktemp -u /tmp/sdr-XXXXXXXX); ln -s "$STATE/ray" "$tmp"; fi
     echo "$tmp" > "$STATE/ray_tmp"
   fi
   export AWS_ENDPOINT_URL="http://127.0.0.1:${S3_PORT}"
@@ -92,14 +114,18 @@ start() {
       --backend "sqlite:///$STATE/mlflow.db" --artifacts s3://scrutineer-mlflow/artifacts > "$STATE/mlflow.pid"
   fi
   if [ -z "$(ray_pids)" ]; then
-    RAY_AUTH_MODE=disabled ray start --head --node-ip-address=127.0.0.1 --port="$RAY_PORT" \
+    # In a session of its own (the wrapper writes the session id, its pid, before it becomes `ray
+    # start`): every process the head starts stays in it. The tracking URI is in the head's
+    # environment because submitted jobs get the head's, not the submitter's.
+    MLFLOW_TRACKING_URI=http://127.0.0.1:${MLFLOW_PORT} SCRUTINEER_TRACKING_URI=http://127.0.0.1:${MLFLOW_PORT} \
+    RAY_AUTH_MODE=disabled setsid bash -c 'echo $$ > "$0"; exec "$@"' "$STATE/ray.pid" ray start --head --node-ip-address=127.0.0.1 --port="$RAY_PORT" \
       --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" --include-dashboard=true \
       --dashboard-agent-listen-port="$RAY_AGENT_HTTP_PORT" --dashboard-agent-grpc-port="$RAY_AGENT_GRPC_PORT" \
       --metrics-export-port="$RAY_METRICS_PORT" --runtime-env-agent-port="$RAY_RUNTIME_ENV_AGENT_PORT" \
       --ray-client-server-port="$RAY_CLIENT_PORT" --node-manager-port="$RAY_NODE_MANAGER_PORT" \
       --object-manager-port="$RAY_OBJECT_MANAGER_PORT" \
       --temp-dir="$(ray_tmp)" --disable-usage-stats > "$STATE/ray.log" 2>&1 \
-      || { echo "ray start failed; see $STATE/ray.log" >&2; tail -20 "$STATE/ray.log" >&2; exit 1; }
+      || { echo "ray start failed; see $STATE/ray.log" >&2; tail -20 "$STATE/ray.log" >&2; trap - ERR; stop >&2 || true; exit 1; }
     wait_port "$DASHBOARD_PORT"
   fi
   cat > "$STATE/env.sh" <<ENV
@@ -116,34 +142,35 @@ ENV
 }
 
 stop() {
-  local pids=() pid
-  for svc in moto mlflow; do
-    pid=$(pid_of "$svc")
-    # Both run in their own session (setsid / start_new_session): the group holds their workers.
-    if alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
+  local pids=() left=() pid sid
+  read -r -a pids <<< "$(service_pids | tr '\n' ' ')"
+  for svc in moto mlflow ray; do  # each service's process group at once, then every process of its session
+    sid=$(pid_of "$svc")
+    if [ -n "$(session_pids "$sid")" ]; then kill -TERM -- "-$sid" 2>/dev/null || true; fi
   done
-  read -r -a ray <<< "$(ray_pids | tr '\n' ' ')"
-  if [ "${#ray[@]}" -gt 0 ]; then kill -TERM "${ray[@]}" 2>/dev/null || true; pids+=("${ray[@]}"); fi
-  local deadline=$((SECONDS + STOP_WAIT_S)) left=()
+  [ "${#pids[@]}" -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
+  local deadline=$((SECONDS + STOP_WAIT_S)) killed=0
   while :; do
-    left=(); for pid in "${pids[@]}"; do alive "$pid" && left+=("$pid"); done
-    read -r -a late <<< "$(ray_pids | tr '\n' ' ')"  # workers the raylet started meanwhile
-    for pid in "${late[@]}"; do [[ " ${pids[*]} " == *" $pid "* ]] || { kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); left+=("$pid"); }; done
+    read -r -a left <<< "$(service_pids | tr '\n' ' ')"
+    for pid in "${left[@]}"; do  # workers and agents started meanwhile count too
+      [[ " ${pids[*]} " == *" $pid "* ]] || { kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); }
+    done
     [ "${#left[@]}" -eq 0 ] && break
     if [ "$SECONDS" -ge "$deadline" ]; then
-      kill -KILL "${left[@]}" 2>/dev/null || true; sleep 1
-      left=(); for pid in "${pids[@]}"; do alive "$pid" && left+=("$pid"); done
-      break
+      [ "$killed" -eq 1 ] && break
+      kill -KILL "${left[@]}" 2>/dev/null || true; killed=1; deadline=$((SECONDS + 5))
     fi
     sleep 0.2
   done
-  rm -f "$STATE/moto.pid" "$STATE/mlflow.pid"
-  if [ "${#left[@]}" -gt 0 ]; then
-    echo "still running after ${STOP_WAIT_S}s and SIGKILL: ${left[*]}" >&2
+  if [ "${#left[@]}" -gt 0 ]; then  # keep the pid files and the temp dir: something still uses them
+    echo "still running after ${STOP_WAIT_S}s and SIGKILL:" >&2
     ps -o pid=,args= -p "$(IFS=,; echo "${left[*]}")" >&2 || true
     return 1
   fi
-  echo "stopped ${#pids[@]} processes (moto, mlflow, ray head under $(ray_tmp)); none left"
+  local where; where=$(ray_tmp)
+  rm -f "$STATE/moto.pid" "$STATE/mlflow.pid"
+  remove_ray_tmp
+  echo "stopped ${#pids[@]} processes (moto, mlflow, ray head under ${where:-?}, now removed); none left"
 }
 
 status() {

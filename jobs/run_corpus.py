@@ -77,6 +77,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--config", help="TOML run config (see configs/*.toml); default: built-in sample run")
     p.add_argument("--list-systems", action="store_true", help="list registered systems and whether each can run here")
+    p.add_argument("--probe", action="store_true",
+                   help="with --list-systems: also ask each system's online sources (doi.org, Crossref, ...) whether "
+                        "they answer, a few seconds at most; without it the listing makes no network request")
     p.add_argument("--verbose", action="store_true",
                    help="with --list-systems: each system's arguments, split into those that change its answers "
                         "(hashed into the run id) and runtime ones (recorded, not hashed: resuming with other values "
@@ -108,16 +111,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def list_systems(plugins: list[str], verbose: bool = False) -> int:
-    """Each registered system with its default arguments: can it run here, and if not, why."""
+def list_systems(plugins: list[str], verbose: bool = False, probe: bool = False) -> int:
+    """Each registered system with its default arguments: can it run here, and if not, why.
+    Online sources are asked only with `probe` (a listing makes no network request by default)."""
     from verifiers import load_plugins, registered
     from verifiers.registry import probe_urls, source_urls
 
     load_plugins(plugins)
     entries = registered()
-    # every source any system would use, probed at once (short timeout, cached for the listing)
-    probe_urls(u for e in entries.values() for u in source_urls(e.effective_args().get("sources") or ()).values())
-    rows = [(name, *_availability(entry)) for name, entry in entries.items()]
+    if probe:  # every source any system would use, probed at once (short timeout, cached for the listing)
+        probe_urls(u for e in entries.values() for u in _online(e, source_urls).values())
+    rows = [(name, *_availability(entry, probe, source_urls)) for name, entry in entries.items()]
     width = max(len("system"), *(len(r[0]) for r in rows)) + 2
     print(f"{'system':<{width}}{'available':<11}notes")
     for name, available, notes in rows:
@@ -129,9 +133,19 @@ def list_systems(plugins: list[str], verbose: bool = False) -> int:
     return EXIT_OK
 
 
-def _availability(entry) -> tuple[str, str]:
-    reasons = entry.unavailable_reasons()
-    return ("no", "; ".join(reasons)) if reasons else ("yes", entry.description)
+def _online(entry, source_urls) -> dict[str, str]:
+    """URL per online service the entry would use: its default sources and `reachable` needs."""
+    urls = source_urls(entry.effective_args().get("sources") or ())
+    return urls | {r.name: r.name for r in entry.requires if r.kind == "reachable"}
+
+
+def _availability(entry, probe: bool, source_urls) -> tuple[str, str]:
+    reasons = entry.unavailable_reasons(probe=probe)
+    if reasons:
+        return "no", "; ".join(reasons)
+    online = _online(entry, source_urls)
+    unprobed = f" (online, not probed: {', '.join(online)}; --probe asks them)" if online and not probe else ""
+    return "yes", entry.description + unprobed
 
 
 def build_config(args: argparse.Namespace) -> RunConfig:
@@ -219,7 +233,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     try:
         config = build_config(args)
         if args.list_systems:
-            return list_systems(config.plugins, verbose=args.verbose)
+            return list_systems(config.plugins, verbose=args.verbose, probe=args.probe)
         from verifiers import load_plugins
 
         load_plugins(config.plugins)

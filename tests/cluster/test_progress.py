@@ -36,3 +36,52 @@ def test_fully_resumed_run_says_so_without_rate_or_eta():
     line = out.getvalue().strip()
     assert line == "[progress] all 4 shards already done (resumed): 100 items"
     assert "items/s" not in line and "ETA ?" not in line
+
+
+class FakeClock:
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_clock_starts_at_the_first_finished_shard_not_at_ray_start_up():
+    """A 12 s run once showed a first ETA of 562 s: Ray's start-up counted as time spent on items."""
+    clock, out = FakeClock(), io.StringIO()
+    progress = Progress(100, 4, every_s=0.0, stream=out, clock=clock)
+    clock.now += 60.0  # Ray starts workers, imports systems: no item is done yet
+    progress.shard_done(25, errored=0)
+    first = out.getvalue().strip().splitlines()[-1]
+    assert "rate estimating · ETA estimating" in first and "items/s" not in first
+    clock.now += 5.0  # a shard every 5 s from here: 5 items/s
+    progress.shard_done(25, errored=0)
+    second = out.getvalue().strip().splitlines()[-1]
+    assert "5.0 items/s · ETA 10s" in second, second  # 50 items left at 5 items/s, not 50 / (50 / 65 s)
+    clock.now += 5.0
+    progress.shard_done(25, errored=0)
+    assert "5.0 items/s · ETA 5s" in out.getvalue().strip().splitlines()[-1]
+    clock.now += 5.0
+    progress.shard_done(25, errored=0)
+    assert "ETA 0s" in out.getvalue().strip().splitlines()[-1]
+
+
+def test_shards_finishing_together_leave_the_rate_estimating():
+    clock, out = FakeClock(), io.StringIO()
+    progress = Progress(100, 4, every_s=0.0, stream=out, clock=clock)
+    progress.shard_done(25, errored=0)
+    progress.shard_done(25, errored=0)  # same instant: no time has passed to measure a rate over
+    assert progress.rate is None
+    assert "ETA estimating" in out.getvalue().strip().splitlines()[-1]
+
+
+def test_resumed_shards_do_not_count_toward_the_rate():
+    clock, out = FakeClock(), io.StringIO()
+    progress = Progress(100, 4, skipped_items=50, skipped_shards=2, every_s=0.0, stream=out, clock=clock)
+    progress.maybe_print(force=True)
+    assert "50/100 items" in out.getvalue() and "ETA estimating" in out.getvalue()
+    clock.now += 30.0
+    progress.shard_done(25, errored=0)
+    clock.now += 10.0
+    progress.shard_done(20, errored=0)
+    assert progress.rate == 2.0 and "ETA 2s" in out.getvalue().strip().splitlines()[-1]

@@ -14,9 +14,11 @@ driver that joins it; tests/infra/test_ray_loopback.py checks the listening sock
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -34,6 +36,7 @@ class RayHead:
     gcs_address: str
     dashboard_url: str
     temp_dir: Path
+    session_id: int  # `ray start` ran in a session of its own: every process of the head is in it
 
     def env(self) -> dict[str, str]:
         """Environment for a subprocess that should use this head as its cluster."""
@@ -55,7 +58,8 @@ def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> Ra
         "--object-manager-port": free_port(),
     }
     env = {**os.environ, **(extra_env or {}), **LOOPBACK_ENV, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    subprocess.run(
+    # A session of its own, so that stopping the head finds every process it started, renamed or not.
+    start = subprocess.Popen(
         [
             "ray", "start", "--head",
             "--node-ip-address=127.0.0.1",
@@ -68,31 +72,38 @@ def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> Ra
             "--disable-usage-stats",
             *(f"{flag}={port}" for flag, port in ports.items()),
         ],
-        check=True, env=env, capture_output=True, timeout=180,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    wait_for_port(dash_port, timeout=120)
-    return RayHead(f"127.0.0.1:{gcs_port}", f"http://127.0.0.1:{dash_port}", temp_dir)
+    head = RayHead(f"127.0.0.1:{gcs_port}", f"http://127.0.0.1:{dash_port}", temp_dir, start.pid)
+    try:
+        output, _ = start.communicate(timeout=180)
+        if start.returncode != 0:
+            raise RuntimeError(f"ray start failed ({start.returncode}):\n{output.decode(errors='replace')[-3000:]}")
+        wait_for_port(dash_port, timeout=120)
+    except BaseException:
+        stop_head(head)  # a head that half started leaves nothing running
+        raise
+    return head
 
 
 def stop_head(head: RayHead) -> None:
     """Stop this head only. (`ray stop` would stop every Ray on the machine, other sessions' too.)
-    Every process of the head carries its temp dir in its arguments; workers die with the raylet."""
-    for signal_name, wait_s in (("TERM", 5.0), ("KILL", 1.0)):
-        subprocess.run(["pkill", f"-{signal_name}", "-f", str(head.temp_dir)], capture_output=True, timeout=30)
+    Every process of the head is in its session (the agents rename themselves and the client
+    server's command line does not carry the temp dir, so matching command lines missed them)."""
+    for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        for pid in head_processes(head):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
         deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and _alive(head):
+        while time.monotonic() < deadline and head_processes(head):
             time.sleep(0.2)
     shutil.rmtree(head.temp_dir, ignore_errors=True)
 
 
-def _alive(head: RayHead) -> bool:
-    return bool(head_processes(head))
-
-
 def head_processes(head: RayHead) -> dict[int, str]:
-    """pid -> name of the live processes of this head (GCS, raylet, dashboard, agents, workers):
-    those whose command line carries its unique temp dir."""
-    return processes_carrying(str(head.temp_dir))
+    """pid -> name of the live processes of this head (GCS, raylet, dashboard, agents, client server,
+    workers): its session's, and any whose command line carries its unique temp dir."""
+    return session_members(head.session_id) | processes_carrying(str(head.temp_dir))
 
 
 def processes_carrying(text: str) -> dict[int, str]:
@@ -108,6 +119,42 @@ def processes_carrying(text: str) -> dict[int, str]:
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return found
+
+
+def _process_table() -> dict[int, tuple[str, int, int]]:
+    """pid -> (name, parent pid, session id) of every live process (zombies left out). From /proc."""
+    table = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and ")", so split at the last ")"
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if rest[0] != "Z":  # a zombie has exited already
+            table[int(proc.name)] = (comm, int(rest[1]), int(rest[3]))
+    return table
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """pid -> name of `pid` and every live process below it (children, their children, ...)."""
+    table = _process_table()
+    found, frontier = {}, [pid]
+    while frontier:
+        current = frontier.pop()
+        if current in table and current not in found:
+            found[current] = table[current][0]
+            frontier += [child for child, (_, parent, _) in table.items() if parent == current]
+    return found
+
+
+def session_members(session_id: int) -> dict[int, str]:
+    """pid -> name of the live processes of a session: what a process started with setsid (or
+    start_new_session) and everything it started have in common, even once they are orphaned.
+    Unlike the command line, Ray's agents rename themselves (ray::DashboardAgent)."""
+    return {pid: name for pid, (name, _, session) in _process_table().items() if session == session_id}
 
 
 def _listening_inodes() -> dict[str, tuple[str, int]]:
