@@ -158,6 +158,8 @@ LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 #: A unix socket path must fit in 107 bytes: <temp dir>/session_<date>_<pid>/sockets/plasma_store.
 _SOCKET_PATH_LIMIT, _SESSION_SOCKET_CHARS = 107, len("/session_2026-12-02_00-56-41_867075_4194304/sockets/plasma_store")
 _LOCAL_TEMP_PREFIX = "scrutineer-run-ray-"
+#: Starts of a local Ray tried before its start-up time-out is reported.
+LOCAL_START_ATTEMPTS = 3
 
 
 def start_local_ray(job_config=None, **kwargs) -> str:
@@ -174,11 +176,23 @@ def start_local_ray(job_config=None, **kwargs) -> str:
     else:
         print(f"warning: Ray chose node address {node_ip}, not loopback; token authentication stays on",
               file=sys.stderr)  # fmt: skip
-    temp_dir = tempfile.mkdtemp(prefix=_LOCAL_TEMP_PREFIX, dir=_local_temp_root())
-    atexit.register(_remove_local_ray, temp_dir)  # runs before Ray's own exit hook (registered at import)
-    ray.init(include_dashboard=kwargs.pop("include_dashboard", False), job_config=job_config, _temp_dir=temp_dir,
-             **kwargs)  # fmt: skip
-    return temp_dir
+    include_dashboard = kwargs.pop("include_dashboard", False)
+    for attempt in range(1, LOCAL_START_ATTEMPTS + 1):
+        temp_dir = tempfile.mkdtemp(prefix=_LOCAL_TEMP_PREFIX, dir=_local_temp_root())
+        atexit.register(_remove_local_ray, temp_dir)  # runs before Ray's own exit hook (registered at import)
+        try:
+            ray.init(include_dashboard=include_dashboard, job_config=job_config, _temp_dir=temp_dir, **kwargs)
+            return temp_dir
+        except Exception as exc:
+            # Ray waits a fixed 30 s for its raylet to register; a busy 2-core machine can miss that
+            # once. Another attempt on a clean temp dir costs seconds; a real fault repeats and is raised.
+            if "timed out during startup" not in str(exc) or attempt == LOCAL_START_ATTEMPTS:
+                raise
+            print(f"[ray] the local Ray did not start within Ray's 30 s (a busy machine?); starting it again "
+                  f"({attempt + 1}/{LOCAL_START_ATTEMPTS})", file=sys.stderr, flush=True)  # fmt: skip
+            atexit.unregister(_remove_local_ray)
+            _remove_local_ray(temp_dir)
+    raise AssertionError("unreachable")
 
 
 def pin_local_ray_to_loopback() -> str:

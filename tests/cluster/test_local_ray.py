@@ -36,6 +36,32 @@ def test_the_temp_root_leaves_room_for_rays_socket_paths(monkeypatch, tmp_path):
     assert ray_address._local_temp_root() == "/tmp"  # a socket path under it would pass 107 bytes
 
 
+def test_a_local_ray_that_misses_rays_start_up_deadline_is_started_again(monkeypatch, tmp_path, capsys):
+    """Ray gives its raylet a fixed 30 s to register; on a loaded 2-core machine a first start can miss
+    it. The start is tried again on a clean temp dir; other errors are raised at once."""
+    import ray
+
+    calls, removed = [], []
+    outcomes = [Exception("The current node timed out during startup."), None]
+
+    def fake_init(**kwargs):
+        calls.append(kwargs["_temp_dir"])
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+    monkeypatch.setattr(ray, "init", fake_init)
+    monkeypatch.setattr(ray_address, "_remove_local_ray", removed.append)
+    monkeypatch.setattr(ray_address, "_local_temp_root", lambda: str(tmp_path))
+    temp_dir = ray_address.start_local_ray()
+    assert len(calls) == 2 and calls[1] == temp_dir and removed == [calls[0]]
+    assert "did not start within Ray's 30 s" in capsys.readouterr().err
+
+    outcomes[:] = [ValueError("bad resources")]
+    with pytest.raises(ValueError, match="bad resources"):
+        ray_address.start_local_ray()
+
+
 @pytest.mark.integration
 def test_exit_ends_what_the_local_ray_started_and_removes_its_temp_dir(tmp_path: Path):
     """A stand-in for a local Ray: a child of the driver naming the temp dir (as the GCS and raylet
