@@ -43,7 +43,19 @@ class RayHead:
         return {**os.environ, **LOOPBACK_ENV, "RAY_ADDRESS": self.gcs_address, "RAY_AUTH_MODE": "disabled"}
 
 
-def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None) -> RayHead:
+def start_head(num_cpus: int = 4, extra_env: dict[str, str] | None = None, attempts: int = 3) -> RayHead:
+    """A head on fresh ports. Ray gives its raylet a fixed 30 s to register, which a loaded 2-core
+    machine can miss: such a start is cleaned up and tried again; any other failure is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _start_head_once(num_cpus, extra_env)
+        except RuntimeError as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_head_once(num_cpus: int, extra_env: dict[str, str] | None) -> RayHead:
     temp_dir = Path(tempfile.mkdtemp(prefix="scrutineer-ray-"))
     gcs_port, dash_port = free_port(), free_port()
     # Every port a head opens, chosen free: defaults (agent 52365, client 10001, ...) collide
