@@ -14,8 +14,11 @@ What the MLflow UI shows, and why it is true:
 - Each publish (a submission of the job, or `jobs/publish_run.py`) is a *submission run* nested
   under the system run (`mlflow.parentRunId`), with its own params (that submission's config and
   code revision) and its own start/end: its Duration is the work of that submission. The system
-  run starts with the first submission and ends with the last, so its Duration is the stored
-  run's lifetime, first submission to last; the submissions say how long each took.
+  run starts with the first submission; its end is set to start + the submissions' summed work
+  (MLflow cannot move a start), so its Duration is the work, not the idle time between resumes;
+  the same figure is the metric `work_seconds`.
+- The system run stays under the job that created it; its `report/` holds that run set's report,
+  and a report over another run set goes to `reports/<report folder>/`, never over it.
 - One *job run* per (job, storage root) above the system runs (`scrutineer.job`, params corpus,
   snapshot, systems); the job id hashes the job's run ids, so a resumed job or a re-publish of
   the same runs finds the same parent.
@@ -112,10 +115,14 @@ def find_system_run(tracking_uri: str, run_id: str, storage: str) -> tuple[str, 
     a stored run has one MLflow run, wherever it was first logged."""
     client = _client(tracking_uri)
     storage = redact_text(storage)
-    for experiment in client.search_experiments():
-        found = _find(client, experiment.experiment_id, RUN_ID_TAG, run_id, storage)
-        if found is not None:
-            return experiment.name, found
+    experiments = {e.experiment_id: e.name for e in client.search_experiments()}
+    if not experiments:
+        return None
+    pattern = run_id.replace("'", "_")  # one search over every experiment, compared exactly in Python
+    for run in client.search_runs(list(experiments), filter_string=f"tags.`{RUN_ID_TAG}` LIKE '{pattern}'",
+                                  max_results=1000):  # fmt: skip
+        if run.data.tags.get(RUN_ID_TAG) == run_id and run.data.tags.get(STORAGE_KEY_TAG, "") == storage:
+            return experiments[run.info.experiment_id], run.info.run_id
     return None
 
 
