@@ -211,6 +211,7 @@ def log_system_run(
     tags = redact(tags or {})
     changing = _params(changing_params or {})
     tags.update({f"{PARAM_TAG_PREFIX}{k}"[:250]: v for k, v in changing.items()})
+    begin = _ms(started_at)  # one instant: the submission and (when new) the system run start here
     mlflow_run_id = _find(client, experiment_id, RUN_ID_TAG, run_id, storage)
     new_params: dict[str, str] = {}
     report_in: str | None = None  # the report key already in report/, if any
@@ -218,11 +219,13 @@ def log_system_run(
         creation_tags = {RUN_ID_TAG: run_id, STORAGE_KEY_TAG: storage}
         if parent_run_id:  # only at creation: a later job that resumes the run does not adopt it
             creation_tags[PARENT_TAG] = parent_run_id
-        run = client.create_run(experiment_id, run_name=run_name, start_time=_ms(started_at), tags=creation_tags)
+        run = client.create_run(experiment_id, run_name=run_name, start_time=begin, tags=creation_tags)
         mlflow_run_id = run.info.run_id
         new_params = _params(params)  # params only on a new run: MLflow refuses to change one
     else:
-        report_in = client.get_run(mlflow_run_id).data.tags.get(REPORT_TAG)
+        run = client.get_run(mlflow_run_id)
+        report_in = run.data.tags.get(REPORT_TAG)
+    system_start = run.info.start_time
     report_path = REPORT_ARTIFACTS
     if report_key and report_in not in (None, report_key):
         report_path = f"{OTHER_REPORTS_ARTIFACTS}/{report_key.rsplit('/', 1)[-1]}"
@@ -234,24 +237,23 @@ def log_system_run(
     tags[SUBMISSION_TAG] = str(number)
     from storage.mlflow_conventions import batch_entities
 
+    end = _ms(None)  # this submission's work ends here (uploading what it made is not the run's work)
+    # MLflow's Duration is end - start and a run's start cannot move: ending the stored run at start +
+    # the submissions' summed work makes its Duration that work, not the idle time between resumes.
+    work_ms = end - begin + sum(max(0, (r.info.end_time or 0) - r.info.start_time)
+                                for r in earlier if SUBMISSION_OF_TAG in r.data.tags)  # fmt: skip
+    metrics = {**metrics, WORK_SECONDS: work_ms / 1000}
     client.log_batch(mlflow_run_id, *batch_entities(metrics, new_params, tags))  # one batch for the system run
     client.log_artifacts(mlflow_run_id, str(artifact_dir))
     if report_dir is not None and report_dir.is_dir() and any(report_dir.iterdir()):
         client.log_artifacts(mlflow_run_id, str(report_dir), artifact_path=report_path)
     status = "FAILED" if failed else "FINISHED"
     submission = client.create_run(experiment_id, run_name=short_name(run_name.split(" · ")[0], f"· submission {number}"),
-                                   start_time=_ms(started_at),
+                                   start_time=begin,
                                    tags={PARENT_TAG: mlflow_run_id, SUBMISSION_OF_TAG: run_id, STORAGE_KEY_TAG: storage,
                                          SUBMISSION_TAG: str(number)})  # fmt: skip
     if changing:
         client.log_batch(submission.info.run_id, *batch_entities({}, changing, {}))
-    end = _ms(None)
     client.set_terminated(submission.info.run_id, status=status, end_time=end)
-    # MLflow's Duration is end - start and a run's start cannot move: ending the stored run at start +
-    # the submissions' summed work makes its Duration that work, not the idle time between resumes.
-    work_ms = end - _ms(started_at) + sum(max(0, (r.info.end_time or 0) - r.info.start_time)
-                                          for r in earlier if SUBMISSION_OF_TAG in r.data.tags)  # fmt: skip
-    start = client.get_run(mlflow_run_id).info.start_time
-    client.log_batch(mlflow_run_id, *batch_entities({WORK_SECONDS: work_ms / 1000}, {}, {}))
-    client.set_terminated(mlflow_run_id, status=status, end_time=start + work_ms)
+    client.set_terminated(mlflow_run_id, status=status, end_time=system_start + work_ms)
     return mlflow_run_id
