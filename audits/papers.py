@@ -187,6 +187,7 @@ def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored
     """Store each reviewer's verdicts, metrics and scores, one report over all reviewers, MLflow
     per reviewer, then each run's status."""
     from scoring.papers.report import write_paper_report
+    from scoring.report_context import report_context
 
     summary = RunSummary(tracking_uri=tracking_uri, elapsed_s=elapsed_s, columns=PAPER_LEADERBOARD_METRICS)
     tracked = []
@@ -198,7 +199,9 @@ def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored
         summary.systems.append(system)
         tracked.append((system, run, s.metrics, s.metrics.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
     report_dir = work_dir / "report"
-    report_files = write_paper_report(report_dir, scored.combined, metrics=scored.metrics) if runs else []
+    context = report_context(store, [r.run_id for r in runs])  # after close_system_run: states each status
+    report_files = write_paper_report(report_dir, scored.combined, metrics=scored.metrics,
+                                      context=context) if runs else []  # fmt: skip
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, PAPER_LEADERBOARD_METRICS)  # fmt: skip
     if tracking_uri:

@@ -301,6 +301,7 @@ def publish_review_runs(store: Store, runs: list[Any], scored: ReviewAuditScores
                         work_dir: Path, elapsed_s: float, submission: Submission | None = None) -> RunSummary:
     """Store each detector's metrics and scores, one report over all of them, MLflow per
     (corpus, system, snapshot), then each run's status."""
+    from scoring.report_context import report_context
     from scoring.reviews.report import write_review_report
 
     columns = NATURAL_COLUMNS if scored.track == "natural" else INJECTED_COLUMNS
@@ -319,7 +320,9 @@ def publish_review_runs(store: Store, runs: list[Any], scored: ReviewAuditScores
     intro = (f"Corpus `{corpus['name']}@{corpus['version']}` ({scored.track} track), "
              f"{len(scored.runs)} detectors. Every number is recomputed from the stored outputs and truth "
              "(`review_metrics.csv`); intervals are paper-level bootstrap 95%.")  # fmt: skip
-    report_files = write_review_report(report_dir, rows, track=scored.track, intro=intro) if runs else []
+    context = report_context(store, [r.run_id for r in runs])  # after close_system_run: states each status
+    report_files = write_review_report(report_dir, rows, track=scored.track, intro=intro,
+                                       context=context) if runs else []  # fmt: skip
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, columns)  # fmt: skip
     if tracking_uri:

@@ -3,8 +3,11 @@
 BEFORE and AFTER are each a run id under --storage, a run's folder (a path or s3:// URI ending in
 the run id), or an MLflow run id (resolved through its `scrutineer.run_id` and `storage` tags with
 --tracking-uri). Writes comparison.md, comparison.html, changes.csv and comparison.json to
-`<storage of AFTER>/comparisons/<BEFORE>__vs__<AFTER>/` and, with a tracking URI, logs them to
-both runs' MLflow runs under `comparisons/`. Wiring only: storage -> scoring -> storage/MLflow.
+`<storage of AFTER>/comparisons/<BEFORE>__vs__<AFTER>/` and logs them to both runs' MLflow runs under
+`comparisons/<BEFORE>__vs__<AFTER>/` (never over a run's own `report/`), then prints one line saying
+where it logged them or why not. The tracking URI: --tracking-uri, else SCRUTINEER_TRACKING_URI /
+MLFLOW_TRACKING_URI, else run_corpus.py's local store ./mlruns when it exists.
+Wiring only: storage -> scoring -> storage/MLflow.
 
 exit status: 0 compared; 2 a run that cannot be found or read (the message says which and why).
 """
@@ -43,6 +46,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--eval-mode", choices=["conservative", "aggressive"], default="conservative")
     p.add_argument("--out", help="also write the report files into this local folder")
     return p.parse_args(argv)
+
+
+def default_tracking(given: str | None, stored: str | None = None) -> str | None:
+    """The tracking URI: given, else the environment's, else the run's stored one, else run_corpus.py's
+    default local store (./mlruns) when it exists; None for 'none' or when there is none."""
+    from storage.tracking import tracking_uri_from_environment
+
+    local = Path.cwd() / "mlruns" / "mlflow.db"
+    uri = given or tracking_uri_from_environment() or stored or (f"sqlite:///{local.resolve()}" if local.exists() else None)
+    return None if uri is None or uri.lower() == "none" else uri
 
 
 def resolve(ref: str, storage: str | None, tracking_uri: str | None) -> tuple[Any, str, str | None]:
@@ -119,11 +132,7 @@ def comparison_json(c: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from storage.tracking import tracking_uri_from_environment
-
-    tracking_uri = args.tracking_uri or tracking_uri_from_environment()
-    if tracking_uri == "none":
-        tracking_uri = None
+    tracking_uri = default_tracking(args.tracking_uri)
     try:
         store_a, run_a, ml_a = resolve(args.before, args.storage, tracking_uri)
         store_b, run_b, ml_b = resolve(args.after, args.storage, tracking_uri)
@@ -138,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     from storage.mlflow_conventions import log_files, tracked_runs_of
     from storage.redaction import redact_text
     from storage.result_json import result_json
+    from storage.tracking import TRACKING_URI_VARIABLES
 
     c = compare_runs(before, after, truth, eval_mode=args.eval_mode, n_resamples=args.bootstrap, seed=args.seed)
     files = {"comparison.md": to_markdown(c), "comparison.html": to_html(c), "changes.csv": changes_csv(c),
@@ -152,19 +162,28 @@ def main(argv: list[str] | None = None) -> int:
         for name, text in files.items():
             (local / name).write_text(text, encoding="utf-8")
             paths.append(local / name)
+        mlflow_line = f"MLflow: not logged: no tracking URI (pass --tracking-uri or set {TRACKING_URI_VARIABLES[-1]})"
         if tracking_uri:
-            targets = {ml for ml in (ml_a, ml_b) if ml}
-            for store, run_id in ((store_a, run_a), (store_b, run_b)):
+            targets: dict[str, set[str]] = {}
+            for side, store, run_id, ml in (("before", store_a, run_a, ml_a), ("after", store_b, run_b, ml_b)):
                 here = (None, store.uri_of(run_id), redact_text(store.uri_of(run_id)))  # not the same id in another root
-                targets |= {t.mlflow_run_id for t in tracked_runs_of(tracking_uri, run_id) if t.storage in here}
-            for ml in sorted(targets):
-                log_files(tracking_uri, ml, paths, key)
+                found = {t.mlflow_run_id for t in tracked_runs_of(tracking_uri, run_id) if t.storage in here}
+                targets[side] = found | ({ml} if ml else set())
+            for ml in sorted(set().union(*targets.values())):
+                log_files(tracking_uri, ml, paths, key)  # under comparisons/: never over a run's own report/
+            missing = [side for side, found in targets.items() if not found]
+            logged = ", ".join(f"{side} {ml}" for side, found in targets.items() for ml in sorted(found))
+            mlflow_line = redact_text(
+                (f"MLflow: logged under {key}/ to {logged}" if logged else "MLflow: not logged")
+                + (f"; no MLflow run of the {' and '.join(missing)} run at {tracking_uri} (log it with "
+                   "jobs/publish_run.py)" if missing else ""))  # fmt: skip
     m = c.mcnemar
     print(f"{c.shared} shared items; {len(c.changes)} changed"
           + (f" ({m.fixed} fixed, {m.broken} broken, McNemar p = {m.p_value:.3g})" if m else ""))
     for k, x, y in c.differences:
         print(f"  differs: {k}: {x} -> {y}")
     print(f"report: {store_b.uri_of(key, 'comparison.html')}")
+    print(mlflow_line)
     return EXIT_OK
 
 

@@ -39,7 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--storage", help="store root the run id is under")
     p.add_argument("--snapshot", default=dt.datetime.now(dt.UTC).date().isoformat(),
                    help="snapshot of the rerun (default: today, UTC)")  # fmt: skip
-    p.add_argument("--tracking-uri", help="MLflow tracking URI for the rerun and the comparison (default: the run's)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI for the rerun and the comparison (default: the "
+                   "environment's, else the run's stored one, else ./mlruns; 'none' disables)")
     p.add_argument("--ray-address", help="Ray address for the rerun (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples of the comparison")
     return p.parse_args(argv)
@@ -60,14 +61,13 @@ def rerun_config(manifest: dict, snapshot: str, storage: str, tracking_uri: str 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from jobs.compare_runs import CompareError, resolve
+    from jobs.compare_runs import CompareError, default_tracking, resolve
     from jobs.compare_runs import main as compare_main
     from storage.run_id import make_run_id
-    from storage.tracking import tracking_uri_from_environment
 
-    tracking_uri = args.tracking_uri or tracking_uri_from_environment()
+    tracking_uri = default_tracking(args.tracking_uri)
     try:
-        store, run_id, _ = resolve(args.run, args.storage, None if tracking_uri == "none" else tracking_uri)
+        store, run_id, _ = resolve(args.run, args.storage, tracking_uri)
     except CompareError as e:
         print(f"drift: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     if str(manifest.get("snapshot")) == args.snapshot:
         print(f"drift: run {run_id} is already on snapshot {args.snapshot}; pass another --snapshot", file=sys.stderr)
         return EXIT_BAD_INPUT
+    # the run's own tracking server unless told otherwise: the rerun and the comparison land beside it
+    tracking_uri = default_tracking(args.tracking_uri, (manifest.get("config") or {}).get("tracking_uri"))
+    if tracking_uri is None and (args.tracking_uri or "").lower() != "none":
+        from storage.tracking import default_tracking_uri
+
+        tracking_uri = default_tracking_uri()  # where run_corpus.py logs the rerun without one
     config = rerun_config(manifest, args.snapshot, store.uri, tracking_uri)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rerun.json"
@@ -98,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
               "runs audit different corpora; compare them with jobs/compare_runs.py if you mean to", file=sys.stderr)
         return EXIT_BAD_INPUT
     compare = [run_id, new_id, "--storage", store.uri, "--bootstrap", str(args.bootstrap)]
-    return compare_main(compare + (["--tracking-uri", tracking_uri] if tracking_uri else []))
+    return compare_main(compare + ["--tracking-uri", tracking_uri or "none"])
 
 
 if __name__ == "__main__":

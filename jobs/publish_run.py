@@ -27,7 +27,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--storage", required=True, help="the run store: a path, file:// or s3://bucket/prefix")
     p.add_argument("--run-ids", required=True, nargs="+", help="run ids (comma- or space-separated)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: SCRUTINEER_TRACKING_URI or MLFLOW_TRACKING_URI)")
-    p.add_argument("--experiment", default="scrutineer", help="MLflow experiment name (default scrutineer)")
+    p.add_argument("--experiment", help="MLflow experiment for a run never logged ({corpus} becomes the corpus name; "
+                   "default: the one the run's stored config names, else scrutineer/{corpus} as run_corpus.py). "
+                   "A run already in MLflow is published into its own MLflow run, wherever it is")
     return p.parse_args(argv)
 
 

@@ -1,20 +1,114 @@
-"""One way to write an audit's report pages: Markdown and a self-contained-style HTML page with the
-same sections (title, an optional warning, an intro, tables with notes, figures), plus the metric
-rows as CSV. The paper and review audits' reports are built from this."""
+"""The one writer of every report page (citations, papers, reviews, run comparisons): a Markdown
+file and one self-contained HTML file with the same content, plus the metric rows as CSV.
+
+Every page opens with its provenance (corpus, snapshot, code revision, run ids, completeness:
+`scoring.report_context.ReportContext`), then an optional warning (AUDIT INVALID), the intro, one
+heading + note + table (or lines) per section, the figures and a glossary of the metrics shown.
+The HTML embeds its figures as `data:` URIs, so it renders anywhere, MLflow's artifact viewer
+included (a relative `<img src="x.png">` is broken there); the Markdown, a separate file, links
+them by relative path. An interval over fewer than `SMALL_N` units is marked `SMALL_N_MARK` and
+its section says why it means little.
+"""
 
 from __future__ import annotations
 
+import base64
 import csv
 import html
+import math
+import mimetypes
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from scoring.report_context import ReportContext
 
 Table = tuple[list[str], list[list[str]]]
 """A header and its rows, every cell already formatted."""
 
-STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
-         "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}")
+Glossary = Sequence[tuple[str, str]]
+
+SMALL_N = 10
+"""Below this many units (papers, entries, flags) a 95% interval says little: the cell is marked."""
+SMALL_N_MARK = "†"
+SMALL_N_NOTE = (f"{SMALL_N_MARK} n < {SMALL_N}: too few units for the 95% interval to mean much; read the count, "
+                "not the interval.")  # fmt: skip
+
+STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;"
+         "font-size:13px;margin-bottom:1em}td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}"
+         ".alert{background:#fde2e1;border:1px solid #c0392b;padding:8px;font-weight:bold}"
+         ".facts{color:#333}dt{font-weight:bold;margin-top:4px}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading, a note under it, then a table or lines (alert lines render as warnings)."""
+
+    heading: str
+    note: str = ""
+    table: Table | None = None
+    lines: Sequence[str] = ()
+    alert: bool = False
+
+
+@dataclass(frozen=True)
+class Figure:
+    path: Path
+    caption: str
+
+
+@dataclass(frozen=True)
+class ReportPage:
+    title: str
+    context: ReportContext | None
+    intro: str
+    sections: Sequence[Section]
+    glossary: Glossary
+    figures: Sequence[Figure] = ()
+    warning: str | None = None
+    extra_facts: Sequence[str] = field(default_factory=tuple)
+
+
+def with_interval(value: float | None, low: float | None, high: float | None, n: int | None, *,
+                  digits: int = 3, ci_digits: int | None = None) -> str:  # fmt: skip
+    """`value [low, high]`; n/a for an undefined value; marked when n is too small for the interval."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+        d = digits if ci_digits is None else ci_digits
+        text += f" [{low:.{d}f}, {high:.{d}f}]"
+        if n is not None and n < SMALL_N:
+            text += f" {SMALL_N_MARK}"
+    return text
+
+
+def provenance(context: ReportContext | None) -> list[str]:
+    """The run facts every page states; unknown ones say so rather than vanish."""
+    c = context or ReportContext()
+    return [f"corpus: {c.corpus or 'unknown'}", f"snapshot: {c.snapshot or 'unknown'}",
+            f"code revision: {c.code_revision or 'unknown'}", f"runs: {', '.join(c.run_ids) or 'unknown'}",
+            c.completeness]  # fmt: skip
+
+
+def _alerts(page: ReportPage) -> list[str]:
+    """What must be read first: a withheld run's completeness, an invalid audit."""
+    out = [page.context.completeness] if page.context is not None and page.context.withheld else []
+    return out + ([page.warning] if page.warning else [])
+
+
+def _facts(page: ReportPage) -> list[str]:
+    alerts = _alerts(page)
+    return [f for f in provenance(page.context) if f not in alerts] + list(page.extra_facts)
+
+
+def _small_n(section: Section) -> bool:
+    return section.table is not None and any(SMALL_N_MARK in cell for row in section.table[1] for cell in row)
+
+
+def _note(section: Section) -> str:
+    return " ".join(x for x in (section.note, SMALL_N_NOTE if _small_n(section) else "") if x)
 
 
 def md_table(t: Table) -> str:
@@ -35,26 +129,66 @@ def html_table(t: Table) -> str:
     return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
 
 
-def write_pages(out: Path, stem: str, *, title: str, intro: str, sections: Sequence[tuple[str, str, Table]],
-                figures: Sequence[Path], warning: str | None = None) -> tuple[Path, Path]:
-    """`<stem>.md` and `<stem>.html` under `out`: the title, the warning in bold (e.g. AUDIT INVALID),
-    the intro, one heading + note + table per section, then the figures."""
-    md = [f"# {title}\n"] + ([f"**{warning}**\n"] if warning else []) + [intro + "\n"]
-    body = [f"<h1>{html.escape(title)}</h1>"]
-    body += [f"<p><strong>{html.escape(warning)}</strong></p>"] if warning else []
-    body.append(f"<p>{html.escape(intro)}</p>")
-    for name, note, t in sections:
-        md += [f"## {name}\n", note + "\n", md_table(t)]
-        body += [f"<h2>{html.escape(name)}</h2>", f"<p>{html.escape(note)}</p>", html_table(t)]
-    md.append("## Figures\n")
-    body.append("<h2>Figures</h2>")
-    for f in figures:
-        md.append(f"![{f.stem}]({f.name})\n")
-        body.append(f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>')
+def data_uri(path: Path) -> str:
+    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def to_markdown(page: ReportPage) -> str:
+    md = [f"# {page.title}", ""]
+    md += [line for a in _alerts(page) for line in (f"**{a}**", "")]
+    md += [f"- {f}" for f in _facts(page)] + [""]
+    if page.intro:
+        md += [page.intro, ""]
+    for s in page.sections:
+        md += [f"## {s.heading}", ""]
+        if note := _note(s):
+            md += [note, ""]
+        if s.table is not None:
+            md.append(md_table(s.table))
+        if s.lines:
+            md += [f"- {x}" for x in s.lines] + [""]
+    if page.figures:
+        md += ["## Figures", ""]
+        md += [f"![{f.caption}]({f.path.name})\n" for f in page.figures]
+    md += ["## Glossary", ""] + [f"- **{k}**: {v}" for k, v in page.glossary] + [""]
+    return "\n".join(md)
+
+
+def to_html(page: ReportPage) -> str:
+    esc = html.escape
+    body = [f"<h1>{esc(page.title)}</h1>"]
+    body += [f"<p class='alert'>{esc(a)}</p>" for a in _alerts(page)]
+    body.append("<ul class='facts'>" + "".join(f"<li>{esc(f)}</li>" for f in _facts(page)) + "</ul>")
+    if page.intro:
+        body.append(f"<p>{esc(page.intro)}</p>")
+    for s in page.sections:
+        body.append(f"<h2>{esc(s.heading)}</h2>")
+        if note := _note(s):
+            body.append(f"<p>{esc(note)}</p>")
+        if s.table is not None:
+            body.append(html_table(s.table))
+        if s.lines and s.alert:
+            body += [f"<p class='alert'>{esc(x)}</p>" for x in s.lines]
+        elif s.lines:
+            body.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in s.lines) + "</ul>")
+    if page.figures:
+        body.append("<h2>Figures</h2>")
+    for f in page.figures:  # embedded: a relative src is broken in MLflow's artifact viewer
+        body.append(f"<figure><img src='{data_uri(f.path)}' alt='{esc(f.caption)}'>"
+                    f"<figcaption>{esc(f.caption)}</figcaption></figure>")  # fmt: skip
+    body.append("<h2>Glossary</h2><dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in page.glossary)
+                + "</dl>")  # fmt: skip
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(page.title)}</title>"
+            f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def write_page(out: Path, stem: str, page: ReportPage) -> tuple[Path, Path]:
+    """`<stem>.md` and `<stem>.html` under `out`."""
+    out.mkdir(parents=True, exist_ok=True)
     md_path, html_path = out / f"{stem}.md", out / f"{stem}.html"
-    md_path.write_text("\n".join(md), encoding="utf-8")
-    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                         f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>", encoding="utf-8")
+    md_path.write_text(to_markdown(page), encoding="utf-8")
+    html_path.write_text(to_html(page), encoding="utf-8")
     return md_path, html_path
 
 
@@ -66,4 +200,6 @@ def write_metrics_csv(path: Path, rows: list[dict[str, Any]], names: Sequence[st
     return path
 
 
-__all__ = ["STYLE", "Table", "html_table", "md_table", "write_metrics_csv", "write_pages"]
+__all__ = ["SMALL_N", "SMALL_N_MARK", "SMALL_N_NOTE", "STYLE", "Figure", "Glossary", "ReportPage", "Section", "Table",
+           "data_uri", "html_table", "md_table", "provenance", "to_html", "to_markdown", "with_interval", "write_metrics_csv",
+           "write_page"]

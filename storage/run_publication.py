@@ -18,7 +18,7 @@ from storage.mlflow_conventions import ci_metrics, experiment_name
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.store import Store
-from storage.tracking import log_job_run, log_system_run, metric_key
+from storage.tracking import find_system_run, log_job_run, log_system_run, metric_key, short_name
 
 #: Characters a report folder name keeps; anything else (a "/", "..", spaces) becomes "_".
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -160,6 +160,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
     import time
 
     submission = submission or Submission(started_at=time.time())
+    runs_of_report = [run for _, run, *_ in tracked]  # the report covers these runs: its key names them
     down: str | None = None
     job_run_ids: dict[str, str] = {}  # experiment -> the job's MLflow run in it
     for system, run, metric_table, metric_rows, extra_tables in tracked:
@@ -172,10 +173,6 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             pq.write_table(table, artifact_dir / name)
         (artifact_dir / "manifest.json").write_text(result_json(run.manifest))
         (artifact_dir / "scores.json").write_text(result_json(system.scores))
-        for path in report_files:
-            target = artifact_dir / "report" / path.relative_to(report_dir)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
         metrics = {
             metric_key(r["metric"], r["stratum"]): r["value"]
             for r in metric_rows
@@ -206,18 +203,22 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
         if down is not None:  # one dead server is not asked again per system
             system.tracking_error = down
             continue
-        name = experiment_name(experiment, params["corpus"])
         try:
+            # a run already logged keeps its experiment (a re-publish lands where the run is)
+            existing = find_system_run(tracking_uri, system.run_id, store.uri)
+            name = existing[0] if existing else experiment_name(experiment, params["corpus"])
             if name not in job_run_ids:
                 job_run_ids[name] = log_job_run(
                     tracking_uri, name, job_id=job_id_of([s.run_id for s, *_ in tracked]), storage=store.uri,
-                    run_name=f"job · {params['corpus']} · {params['snapshot']}", started_at=submission.started_at,
+                    run_name=short_name("job", params["corpus"], time.strftime("%Y-%m-%d %H:%M", time.gmtime(
+                        submission.started_at))), started_at=submission.started_at,
                     params={"corpus": params["corpus"], "snapshot": params["snapshot"],
                             "systems": ",".join(sorted(s.system for s, *_ in tracked))},
                 )  # fmt: skip
             system.mlflow_run_id = log_system_run(
                 tracking_uri, name, run_id=system.run_id,
-                run_name=f"{system.system} · {params['corpus']} · {params['snapshot']}",
+                run_name=short_name(system.system, "·", str(params["snapshot"])),
+                report_dir=report_dir if report_files else None, report_key=report_key(runs_of_report),
                 params=params, metrics=metrics, artifact_dir=artifact_dir,
                 tags={"status": system.status, "storage": store.uri_of(system.run_id),
                       **{k: v for k, v in line_up.items() if v is not None},
@@ -247,12 +248,18 @@ class StoredRun:
     manifest: dict[str, Any]
 
 
-def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experiment: str,
+DEFAULT_EXPERIMENT = "scrutineer/{corpus}"
+"""run_corpus.py's default experiment (cluster.run_config.RunConfig.experiment): one per corpus."""
+
+
+def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experiment: str | None,
                    work_dir: Path) -> list[SystemSummary]:  # fmt: skip
     """Log finished runs to MLflow again from their stored records alone: manifest, outputs,
     metrics, scores, status and the report next to them. For a run whose tracking failed after the
     work. An MLflow run already logged for a run id and storage root is reused, not duplicated;
-    the publish is a submission of its own (started now, the stored manifest's config).
+    the publish is a submission of its own (started now, the stored manifest's config). It lands in
+    the experiment the run is already in; a run never logged goes to `experiment`, else to the one
+    its stored config names (run_corpus.py's default: `scrutineer/{corpus}`).
 
     Raises FileNotFoundError naming a run that is missing or was never scored."""
     import time
@@ -290,6 +297,8 @@ def republish_runs(store: Store, run_ids: list[str], tracking_uri: str, experime
         if verdicts is not None:
             extra["verdicts.parquet"] = verdicts
         tracked.append((system, run, metric_table, rows if system.scored else [], extra))
+    if experiment is None:
+        experiment = (runs[0].manifest.get("config") or {}).get("experiment") or DEFAULT_EXPERIMENT if runs else ""
     report_dir = work_dir / "report"
     report_files = _download_report(store, report_key(runs), report_dir)
     track_system_runs(store, tracked, tracking_uri, experiment, work_dir, report_dir, report_files, submission)

@@ -14,8 +14,11 @@ What the MLflow UI shows, and why it is true:
 - Each publish (a submission of the job, or `jobs/publish_run.py`) is a *submission run* nested
   under the system run (`mlflow.parentRunId`), with its own params (that submission's config and
   code revision) and its own start/end: its Duration is the work of that submission. The system
-  run starts with the first submission and ends with the last, so its Duration is the stored
-  run's lifetime, first submission to last; the submissions say how long each took.
+  run starts with the first submission; its end is set to start + the submissions' summed work
+  (MLflow cannot move a start), so its Duration is the work, not the idle time between resumes;
+  the same figure is the metric `work_seconds`.
+- The system run stays under the job that created it; its `report/` holds that run set's report,
+  and a report over another run set goes to `reports/<report folder>/`, never over it.
 - One *job run* per (job, storage root) above the system runs (`scrutineer.job`, params corpus,
   snapshot, systems); the job id hashes the job's run ids, so a resumed job or a re-publish of
   the same runs finds the same parent.
@@ -40,6 +43,11 @@ PARAM_TAG_PREFIX = "scrutineer.param."
 SUBMISSION_OF_TAG = "scrutineer.submission_of"
 SUBMISSION_TAG = "scrutineer.submission"
 PARENT_TAG = "mlflow.parentRunId"
+REPORT_TAG = "scrutineer.report"
+"""The report (its store key, reports/<corpus>__<snapshot>__<run set>) in the system run's `report/`."""
+REPORT_ARTIFACTS = "report"
+OTHER_REPORTS_ARTIFACTS = "reports"
+WORK_SECONDS = "work_seconds"
 #: `search_runs` filter for system runs alone (not the job runs above them nor their submissions)
 SYSTEM_RUNS = f"tags.`{RUN_ID_TAG}` LIKE '%'"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
@@ -70,6 +78,7 @@ def _client(tracking_uri: str):
 def _experiment_id(client, name: str, tracking_uri: str) -> str:
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
+        _tag_experiment_kind(client, experiment)
         return experiment.experiment_id
     artifact_location = None
     if tracking_uri.startswith("sqlite:///"):
@@ -78,6 +87,43 @@ def _experiment_id(client, name: str, tracking_uri: str) -> str:
         artifact_location = (db_path.parent / "artifacts").resolve().as_uri()
     # MLflow 3's UI opens an experiment on its runs only with this tag (storage/mlflow_conventions.py)
     return client.create_experiment(name, artifact_location=artifact_location, tags=EXPERIMENT_KIND_TAGS)
+
+
+def _tag_experiment_kind(client, experiment) -> None:
+    """An experiment made before (or by hand) without the kind tag opens on the empty GenAI overview."""
+    for key, value in EXPERIMENT_KIND_TAGS.items():
+        if experiment.tags.get(key) != value:
+            client.set_experiment_tag(experiment.experiment_id, key, value)
+
+
+def short_name(*parts: str, limit: int = 48) -> str:
+    """A run name of `parts` joined by spaces, at most `limit` characters: cut between words (then "…"),
+    never inside one, so what the UI shows is still a word."""
+    text = " ".join(p for p in parts if p)
+    if len(text) <= limit:
+        return text
+    words, out = text.split(" "), ""
+    for w in words:
+        if len(out) + len(w) + (1 if out else 0) > limit - 1:
+            break
+        out = f"{out} {w}" if out else w
+    return (out.rstrip(" ·") or text[: limit - 1]) + "…"
+
+
+def find_system_run(tracking_uri: str, run_id: str, storage: str) -> tuple[str, str] | None:
+    """(experiment name, MLflow run id) of the system run of (`run_id`, `storage`) in any experiment:
+    a stored run has one MLflow run, wherever it was first logged."""
+    client = _client(tracking_uri)
+    storage = redact_text(storage)
+    experiments = {e.experiment_id: e.name for e in client.search_experiments()}
+    if not experiments:
+        return None
+    pattern = run_id.replace("'", "_")  # one search over every experiment, compared exactly in Python
+    for run in client.search_runs(list(experiments), filter_string=f"tags.`{RUN_ID_TAG}` LIKE '{pattern}'",
+                                  max_results=1000):  # fmt: skip
+        if run.data.tags.get(RUN_ID_TAG) == run_id and run.data.tags.get(STORAGE_KEY_TAG, "") == storage:
+            return experiments[run.info.experiment_id], run.info.run_id
+    return None
 
 
 def metric_key(metric: str, stratum: str) -> str:
@@ -145,43 +191,69 @@ def log_system_run(
     changing_params: dict[str, Any] | None = None,
     parent_run_id: str | None = None,
     started_at: float | None = None,
+    report_dir: Path | None = None,
+    report_key: str | None = None,
 ) -> str:
     """Create or reuse the MLflow system run of (`run_id`, `storage`) and log one submission to it:
     `params` once (at creation), `changing_params` as `scrutineer.param.*` tags on it and as the
     params of a new nested submission run that starts at `started_at` (epoch seconds; default now)
     and ends now. Metrics, tags and the artifact folder go to the system run; `failed` ends both
-    FAILED (a system whose every output errored). Returns the system run's MLflow id."""
+    FAILED (a system whose every output errored). Returns the system run's MLflow id.
+
+    The run belongs to the job that created it (`parent_run_id` is set once). Its report
+    (`report_dir`, the store's `report_key`) goes to `report/` when that folder holds no report or
+    this one; a report over another run set (drift's one-system rerun that resumed this run) goes
+    to `reports/<key>/` instead, never over it. The system run's Duration is the sum of its
+    submissions' work (its end is set to start + that sum), also logged as `work_seconds`."""
     client = _client(tracking_uri)
     experiment_id = _experiment_id(client, experiment, tracking_uri)
     storage = redact_text(storage)
     tags = redact(tags or {})
-    if parent_run_id:
-        tags[PARENT_TAG] = parent_run_id
     changing = _params(changing_params or {})
     tags.update({f"{PARAM_TAG_PREFIX}{k}"[:250]: v for k, v in changing.items()})
+    begin = _ms(started_at)  # one instant: the submission and (when new) the system run start here
     mlflow_run_id = _find(client, experiment_id, RUN_ID_TAG, run_id, storage)
     new_params: dict[str, str] = {}
+    report_in: str | None = None  # the report key already in report/, if any
     if mlflow_run_id is None:
-        run = client.create_run(experiment_id, run_name=run_name, start_time=_ms(started_at),
-                                tags={RUN_ID_TAG: run_id, STORAGE_KEY_TAG: storage})  # fmt: skip
+        creation_tags = {RUN_ID_TAG: run_id, STORAGE_KEY_TAG: storage}
+        if parent_run_id:  # only at creation: a later job that resumes the run does not adopt it
+            creation_tags[PARENT_TAG] = parent_run_id
+        run = client.create_run(experiment_id, run_name=run_name, start_time=begin, tags=creation_tags)
         mlflow_run_id = run.info.run_id
         new_params = _params(params)  # params only on a new run: MLflow refuses to change one
+    else:
+        run = client.get_run(mlflow_run_id)
+        report_in = run.data.tags.get(REPORT_TAG)
+    system_start = run.info.start_time
+    report_path = REPORT_ARTIFACTS
+    if report_key and report_in not in (None, report_key):
+        report_path = f"{OTHER_REPORTS_ARTIFACTS}/{report_key.rsplit('/', 1)[-1]}"
+    elif report_key:
+        tags[REPORT_TAG] = report_key
     earlier = client.search_runs([experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{mlflow_run_id}'",
                                  max_results=1000)  # fmt: skip
     number = 1 + sum(1 for r in earlier if SUBMISSION_OF_TAG in r.data.tags)
     tags[SUBMISSION_TAG] = str(number)
     from storage.mlflow_conventions import batch_entities
 
+    end = _ms(None)  # this submission's work ends here (uploading what it made is not the run's work)
+    # MLflow's Duration is end - start and a run's start cannot move: ending the stored run at start +
+    # the submissions' summed work makes its Duration that work, not the idle time between resumes.
+    work_ms = end - begin + sum(max(0, (r.info.end_time or 0) - r.info.start_time)
+                                for r in earlier if SUBMISSION_OF_TAG in r.data.tags)  # fmt: skip
+    metrics = {**metrics, WORK_SECONDS: work_ms / 1000}
     client.log_batch(mlflow_run_id, *batch_entities(metrics, new_params, tags))  # one batch for the system run
     client.log_artifacts(mlflow_run_id, str(artifact_dir))
+    if report_dir is not None and report_dir.is_dir() and any(report_dir.iterdir()):
+        client.log_artifacts(mlflow_run_id, str(report_dir), artifact_path=report_path)
     status = "FAILED" if failed else "FINISHED"
-    submission = client.create_run(experiment_id, run_name=f"{run_name} · submission {number}",
-                                   start_time=_ms(started_at),
+    submission = client.create_run(experiment_id, run_name=short_name(run_name.split(" · ")[0], f"· submission {number}"),
+                                   start_time=begin,
                                    tags={PARENT_TAG: mlflow_run_id, SUBMISSION_OF_TAG: run_id, STORAGE_KEY_TAG: storage,
                                          SUBMISSION_TAG: str(number)})  # fmt: skip
     if changing:
         client.log_batch(submission.info.run_id, *batch_entities({}, changing, {}))
-    end = _ms(None)
     client.set_terminated(submission.info.run_id, status=status, end_time=end)
-    client.set_terminated(mlflow_run_id, status=status, end_time=end)
+    client.set_terminated(mlflow_run_id, status=status, end_time=system_start + work_ms)
     return mlflow_run_id

@@ -1,14 +1,18 @@
-"""`RunComparison` as a Markdown document, one self-contained HTML file and a CSV of the changed items."""
+"""`RunComparison` as a Markdown document, one self-contained HTML file (both from the one page writer,
+scoring/report_pages.py: provenance of both runs, glossary) and a CSV of the changed items."""
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import math
 from typing import Any
 
 from scoring.citations.run_comparison import CHANGE_KINDS, RunComparison
+from scoring.report_context import ReportContext, SystemStatus
+from scoring.report_pages import ReportPage, Section
+from scoring.report_pages import to_html as page_html
+from scoring.report_pages import to_markdown as page_markdown
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -64,36 +68,45 @@ def title_of(c: RunComparison) -> str:
     return f"What flipped: {c.before.system.label} ({c.before.snapshot}) -> {c.after.system.label} ({c.after.snapshot})"
 
 
-def to_markdown(c: RunComparison) -> str:
-    parts = [f"# {title_of(c)}", ""]
+GLOSSARY = (
+    ("fixed", "wrong before (or undecided), right after: the stated label now equals the truth."),
+    ("broken", "right before, wrong (or undecided) after."),
+    ("label changed", "the label moved between two answers that are both not right (e.g. HALLUCINATED -> UNCERTAIN)."),
+    ("confidence only", "same label, another stated confidence."),
+    ("attributed to", "what differs between the runs that explains the change: the item's own provenance (model id, "
+                      "prompt hash the provider returned) first, else the first recorded difference of the runs."),
+    ("McNemar exact test", "two-sided binomial test of fixed against broken items (the items that changed "
+                           "right/wrong): a small p says the change is not noise."),
+    ("paired bootstrap", "95% interval of after - before of a metric, resampling the shared items together."),
+    ("DR / FPR / MCC", "detection rate (hallucinated flagged), false-positive rate (valid flagged), Matthews "
+                       "correlation with truth (0 = chance)."),
+)
+
+
+def context_of(c: RunComparison) -> ReportContext:
+    """Both runs' provenance on one page: corpus, the two snapshots and code revisions, their statuses."""
+    a, b = c.before, c.after
+    pair = lambda x, y: x if x == y else f"{x} -> {y}"  # noqa: E731
+    return ReportContext(corpus=pair(f"{a.corpus.name}@{a.corpus.version}", f"{b.corpus.name}@{b.corpus.version}"),
+                         snapshot=pair(str(a.snapshot), str(b.snapshot)), code_revision=pair(a.code.label, b.code.label),
+                         run_ids=(a.run_id, b.run_id),
+                         systems={f"before ({a.system.label})": SystemStatus(a.outcome.status),
+                                  f"after ({b.system.label})": SystemStatus(b.outcome.status)})  # fmt: skip
+
+
+def page_of(c: RunComparison) -> ReportPage:
+    out = []
     for heading, content in sections(c):
-        parts += [f"## {heading}", ""]
-        if isinstance(content, tuple):
-            head, body = content
-            parts += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            parts += ["| " + " | ".join(x.replace("|", "\\|") for x in row) + " |" for row in body]
-        else:
-            parts += [f"- {line}" for line in content]
-        parts.append("")
-    return "\n".join(parts)
+        out.append(Section(heading, table=content) if isinstance(content, tuple) else Section(heading, lines=content))
+    return ReportPage(title_of(c), context_of(c), "", out, GLOSSARY)
+
+
+def to_markdown(c: RunComparison) -> str:
+    return page_markdown(page_of(c))
 
 
 def to_html(c: RunComparison) -> str:
-    esc = html.escape
-    body = [f"<h1>{esc(title_of(c))}</h1>"]
-    for heading, content in sections(c):
-        body.append(f"<h2>{esc(heading)}</h2>")
-        if isinstance(content, tuple):
-            head, rows = content
-            body.append("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td>{esc(x)}</td>" for x in r) + "</tr>" for r in rows)
-                        + "</tbody></table>")  # fmt: skip
-        else:
-            body.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in content) + "</ul>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title_of(c))}</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+    return page_html(page_of(c))
 
 
 def changes_csv(c: RunComparison) -> str:

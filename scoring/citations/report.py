@@ -21,9 +21,7 @@ errors, per-field diagnoses) with every metric "not applicable: no labels".
 
 from __future__ import annotations
 
-import base64
 import csv
-import html
 import math
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from scoring.citations.taxonomy_fold import fold_ablation
 from scoring.detectable_effect import mde_table
 from scoring.prevalence import DEFAULT_PREVALENCES, ppv_sweep
 from scoring.report_context import ReportContext
+from scoring.report_pages import Figure, ReportPage, Section, with_interval, write_page
 from storage.result_json import result_json
 
 LEADER_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc", "ece",
@@ -202,9 +201,8 @@ def write_run_report(out_dir: Path, scores: list[CitationScore], *, title: str =
 
     doc = _Document(title, scores, board, fold_rows, said, subtests, context)
     doc.pairs, doc.ranks = pairs, ranks
-    (out_dir / "report.md").write_text(doc.markdown([p.name for p in figs]), encoding="utf-8")
-    (out_dir / "report.html").write_text(doc.html(figs), encoding="utf-8")
-    return [out_dir / "report.md", out_dir / "report.html", *paths]
+    md_path, html_path = write_page(out_dir, "report", doc.page(figs))
+    return [md_path, html_path, *paths]
 
 
 def _comparison_rows(plotted: list[CitationScore]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -253,7 +251,7 @@ def _intro(scores: list[CitationScore]) -> str:
 
 
 class _Document:
-    """The report's text, as Markdown and as one self-contained HTML page."""
+    """The report's tables and notes, handed to the one page writer."""
 
     def __init__(self, title, scores, board, fold_rows, said, subtests, context: ReportContext | None) -> None:
         self.title, self.scores, self.board, self.fold_rows = title, scores, board, fold_rows
@@ -261,18 +259,6 @@ class _Document:
         self.labelled = any(s.labelled for s in scores)
         self.pairs: list[dict[str, Any]] = []
         self.ranks: list[dict[str, Any]] = []
-
-    def header(self) -> list[str]:
-        """Run facts, completeness first: a withheld run says so before anything else."""
-        c = self.context
-        if c is None:
-            return []
-        lines = [c.completeness] if c.withheld else []
-        lines += [f"corpus: {c.corpus}", f"snapshot: {c.snapshot}", f"code revision: {c.code_revision}",
-                  f"runs: {', '.join(c.run_ids)}"]  # fmt: skip
-        if not c.withheld:
-            lines.append(c.completeness)
-        return lines
 
     def board_table(self) -> tuple[list[str], list[list[str]]]:
         by = {s.system: s for s in self.scores}
@@ -284,7 +270,8 @@ class _Document:
             s = by[r["system"]]
             ms = s.modes[s.eval_mode]
             if r["state"] == "scored":
-                cells = [_fmt(ms.point[k], ms.ci.get(k)) for k in LEADER_METRICS]
+                cells = [with_interval(_nan_none(ms.point[k]), *(ms.ci.get(k) or (None, None)), r["num_scored"])
+                         for k in LEADER_METRICS]  # fmt: skip
             else:
                 cells = [r["metrics_note"] if r["state"] != "failed" else "FAILED"] + ["n/a"] * (len(LEADER_METRICS) - 1)
             body.append([r["system"], cells[0], cells[1], _pct(r["decided_fraction"]), *cells[2:],
@@ -326,73 +313,22 @@ class _Document:
                        is not None else "n/a", f"{r['rank_ci_low']}-{r['rank_ci_high']}" if r["rank_ci_low"]
                        is not None else "n/a"] for r in self.ranks]  # fmt: skip
 
-    def sections(self) -> list[tuple[str, Any]]:
-        """(heading, content) in order; content is a paragraph list or a (head, body) table."""
-        out: list[tuple[str, Any]] = []
+    def page(self, figs: list[Path]) -> ReportPage:
+        """The report as one page for the shared writer (scoring/report_pages.py)."""
+        sections: list[Section] = []
         if self.failed_lines():
-            out.append(("Failed systems", self.failed_lines()))
+            sections.append(Section("Failed systems", lines=self.failed_lines(), alert=True))
         if self.labelled:
-            out.append(("Leaderboard", self.board_table()))
-        out.append(("What the systems said", self.said_table()))
+            sections.append(Section("Leaderboard", "Value [95% CI]; coverage is the share of items decided.",
+                                    self.board_table()))  # fmt: skip
+        sections.append(Section("What the systems said", table=self.said_table()))
         if self.subtests:
-            out.append(("Per-field checks", self.subtest_table()))
+            sections.append(Section("Per-field checks", table=self.subtest_table()))
         if self.labelled and self.fold_rows:
-            out.append(("Taxonomy-fold ablation", self.fold_table()))
+            sections.append(Section("Taxonomy-fold ablation", table=self.fold_table()))
         if self.labelled and self.pairs:
-            out.append(("Paired comparisons between systems", self.pair_table()))
+            sections.append(Section("Paired comparisons between systems", table=self.pair_table()))
         if self.labelled and self.ranks:
-            out.append(("Ranking (Plackett–Luce on per-entry correctness)", self.rank_table()))
-        return out
-
-    def markdown(self, figs: list[str]) -> str:
-        parts = [f"# {self.title}", ""]
-        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
-        if alert:
-            parts += [f"**{facts[0]}**", ""]
-        if facts:
-            parts += [f"- {line}" for line in facts[alert:]] + [""]
-        parts += [_intro(self.scores), ""]
-        for heading, content in self.sections():
-            parts += [f"## {heading}", ""]
-            parts += [_md_table(*content) if isinstance(content, tuple) else "\n".join(content), ""]
-        for f in figs:
-            parts += [f"## {_CAPTIONS.get(f, f)}", "", f"![{_CAPTIONS.get(f, f)}]({f})", ""]
-        parts += ["## Glossary", ""] + [f"- **{k}**: {v}" for k, v in GLOSSARY] + [""]
-        return "\n".join(parts)
-
-    def html(self, figs: list[Path]) -> str:
-        esc = html.escape
-        facts, alert = self.header(), self.context is not None and bool(self.context.withheld)
-        top = f"<p class='alert'>{esc(facts[0])}</p>" if alert else ""
-        if facts:
-            top += "<ul class='facts'>" + "".join(f"<li>{esc(x)}</li>" for x in facts[alert:]) + "</ul>"
-        body = [f"<h1>{esc(self.title)}</h1>", top, f"<p>{esc(_intro(self.scores))}</p>"]
-        for heading, content in self.sections():
-            body.append(f"<h2>{esc(heading)}</h2>")
-            body.append(_html_table(*content) if isinstance(content, tuple)
-                        else "".join(f"<p class='alert'>{esc(x)}</p>" for x in content))  # fmt: skip
-        for f in figs:  # embedded: one file that renders anywhere, MLflow's artifact viewer included
-            data = base64.b64encode(f.read_bytes()).decode("ascii")
-            caption = esc(_CAPTIONS.get(f.name, f.name))
-            body.append(f"<figure><img src='data:image/png;base64,{data}' alt='{caption}'>"
-                        f"<figcaption>{caption}</figcaption></figure>")  # fmt: skip
-        body.append("<h2>Glossary</h2><dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in GLOSSARY)
-                    + "</dl>")  # fmt: skip
-        style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"
-                 "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}img{max-width:900px}"
-                 ".alert{background:#fde2e1;border:1px solid #c0392b;padding:8px;font-weight:bold}"
-                 "dt{font-weight:bold;margin-top:4px}")  # fmt: skip
-        return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(self.title)}</title>"
-                f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
-
-
-def _md_table(head: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
-    return "\n".join(lines)
-
-
-def _html_table(head: list[str], body: list[list[str]]) -> str:
-    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{rows}</tbody></table>"
+            sections.append(Section("Ranking (Plackett–Luce on per-entry correctness)", table=self.rank_table()))
+        figures = [Figure(f, _CAPTIONS.get(f.name, f.name)) for f in figs]
+        return ReportPage(self.title, self.context, _intro(self.scores), sections, GLOSSARY, figures)

@@ -25,7 +25,44 @@ import pyarrow as pa
 from scoring.papers.figures import agreement_matrix, dose_response, false_positive_bars
 from scoring.papers.metrics import CONTROL_PREFIX, NULL_TOLERANCE, audit_validity, paper_audit_metrics
 from scoring.papers.verdicts import ERROR_TYPES, SEVERITIES
-from scoring.report_pages import Table, write_metrics_csv, write_pages
+from scoring.report_context import ReportContext
+from scoring.report_pages import (
+    Figure,
+    ReportPage,
+    Section,
+    Table,
+    with_interval,
+    write_metrics_csv,
+    write_page,
+)
+
+GLOSSARY = (
+    ("detection rate", "share of injected errors the reviewer found (a judge panel or the quote matcher says its "
+                       "review points at the error); 'over decided' leaves undecided injections out, 'over visible' "
+                       "counts only errors inside what the reviewer was shown, 'over all' keeps every injection."),
+    ("undecided", "an injection whose judges could not reach a verdict with evidence quoted from the review."),
+    ("unscored", "an injection no verdict could be made for (the reviewer errored or said nothing usable)."),
+    ("FP rate", "false-positive rate: flags on clean copies an independent adjudicator rated false, over the flags "
+                "it rated."),
+    ("null control", "a reviewer that reports nothing, scored by the same adjudication: above "
+                     f"{NULL_TOLERANCE:.0%} of its injections the adjudication itself is broken (AUDIT INVALID)."),
+    ("random-quote / shuffled control", "a reviewer quoting random sentences of the paper / the reviewer's own "
+                                        "review scored against another paper's injections: chance-level detection."),
+    ("95% CI", "paper-level bootstrap interval (papers resampled, not injections)."),
+    ("sign reversal", "share of paired bootstrap resamples whose difference has the other sign (below 0.05: "
+                      "significant)."),
+    ("Page's L", "trend test of detection over severity S1 < S2 < S3 within papers; p by permutation, BH-adjusted."),
+    ("Pearson r / Cohen's kappa", "agreement of two judges' (or reviewers') votes: 1 = identical, 0 = chance."),
+    ("unanimity / escalation", "share of units all judges agreed on in the first round / sent to a second round."),
+    ("self-preference Δs", "a judge's detection rate on reviews by its own model family minus the other judges'."),
+    ("leave one judge out", "detection rate recomputed without one judge's votes: how much the verdicts hang on it."),
+    ("dispersion ratio", "spread of per-paper detection rates against what chance alone would give."),
+)
+_CAPTIONS = {"dose_response.png": "Detection by severity (dose-response)",
+             "false_positive_rate.png": "False-positive rate per reviewer",
+             "judge_agreement_detection.png": "Judge agreement on detection",
+             "judge_agreement_false_positive.png": "Judge agreement on false positives",
+             "reviewer_agreement.png": "Agreement between reviewers"}
 
 
 def _controls(rows: Sequence[dict], track: str = "all") -> Table:
@@ -85,12 +122,10 @@ def _detection_table(rows: Sequence[dict], track: str) -> Table:
 
 
 def _fmt(r: dict | None, digits: int = 3) -> str:
-    if r is None or r["value"] is None or not math.isfinite(r["value"]):
+    """Value [95% CI], marked when its n is too small for the interval to mean much."""
+    if r is None:
         return "n/a"
-    s = f"{r['value']:.{digits}f}"
-    if r["ci_low"] is not None and math.isfinite(r["ci_low"]):
-        s += f" [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}]"
-    return s
+    return with_interval(r["value"], r.get("ci_low"), r.get("ci_high"), r.get("n"), digits=digits)
 
 
 def _p(r: dict) -> str:
@@ -193,13 +228,13 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
 def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str = "paper-audit",
                        families: Mapping[str, str] | None = None, metrics: pa.Table | None = None,
                        title: str = "Paper audit", truth: pa.Table | None = None,
-                       **metric_kwargs: Any) -> list[Path]:
+                       context: ReportContext | None = None, **metric_kwargs: Any) -> list[Path]:
     """Write the Markdown and HTML report, the metric CSV and the figures; return their paths.
 
     `metrics` (a METRIC_SCHEMA table) skips recomputation; otherwise `paper_audit_metrics(verdicts,
     run_id=run_id, families=families, truth=truth, **metric_kwargs)` is used. Every count the text
     quotes (bootstrap resamples, controls, visibility, undecided, injection validity) is a row of
-    that table.
+    that table. `context` (corpus, snapshot, code revision, run ids, completeness) heads the page.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -217,7 +252,8 @@ def write_paper_report(out_dir: str | Path, verdicts: pa.Table, *, run_id: str =
     n_flag = sum(1 for k in verdicts.column("unit_kind").to_pylist() if k == "flag") if verdicts.num_rows else 0
     intro = (f"Run `{run_id}`: {n_inj} injection verdicts, {n_flag} clean-copy flag verdicts. Every number is "
              "recomputed from the stored verdicts (`paper_metrics.csv`).")
-    md_path, html_path = write_pages(out, "paper_report", title=title, intro=intro, sections=_sections(rows),
-                                     figures=figures, warning=audit_validity(rows))  # fmt: skip
+    page = ReportPage(title, context, intro, [Section(*s) for s in _sections(rows)], GLOSSARY,
+                      [Figure(f, _CAPTIONS[f.name]) for f in figures], warning=audit_validity(rows))  # fmt: skip
+    md_path, html_path = write_page(out, "paper_report", page)
     csv_path = write_metrics_csv(out / "paper_metrics.csv", rows, table.schema.names)
     return [md_path, html_path, csv_path, *figures]

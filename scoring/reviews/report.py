@@ -19,7 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from scoring.report_pages import write_metrics_csv, write_pages  # noqa: E402
+from scoring.report_context import ReportContext  # noqa: E402
+from scoring.report_pages import Figure, ReportPage, Section, with_interval, write_metrics_csv, write_page  # noqa: E402
 
 Rows = Sequence[dict]
 
@@ -28,18 +29,42 @@ INJECTED_HEADLINE = ("review_f1", "review_mcc", "sentence_f1", "sentence_mcc", "
 NATURAL_HEADLINE = ("segment_precision", "segment_recall", "segment_f1", "segment_mcc")
 
 
+LABELS = {"review_f1": "review-level F1", "review_mcc": "review-level MCC", "sentence_f1": "sentence-level F1",
+          "sentence_mcc": "sentence-level MCC", "type_macro_f1": "type macro-F1", "type_micro_f1": "type micro-F1",
+          "type_f1": "type F1", "token_f1": "token F1", "exact_span_f1": "exact-span F1",
+          "overlap_span_f1": "overlapping-span F1", "segment_precision": "segment precision",
+          "segment_recall": "segment recall", "segment_f1": "segment F1", "segment_mcc": "segment MCC"}
+"""Readable column names for the metric keys of review_metrics.csv."""
+
+GLOSSARY = (
+    ("review-level F1 / MCC", "does the detector flag a review that holds an injected hallucination (F1 on the "
+                              "hallucinated class; MCC: -1 to 1, 0 = chance)."),
+    ("sentence-level F1 / MCC", "the same per sentence: is the flagged sentence one that holds an injection."),
+    ("type macro-F1 / micro-F1", "Task 2: on gold-hallucinated sentences, the anchor type the detector names; "
+                                 "macro averages the types equally, micro pools the sentences."),
+    ("type F1", "F1 of one anchor type (n/a: the type was neither in the truth nor said)."),
+    ("token F1", "Task 3: overlap of flagged tokens with the injected span's tokens."),
+    ("exact-span F1 / overlapping-span F1", "a flagged span counts when it equals / overlaps an injected span."),
+    ("segment precision / recall / F1 / MCC", "ReviewCritique track: a segment an expert marked deficient is a "
+                                              "positive; the detector's flagged segments against them."),
+    ("95% CI", "paper-level bootstrap interval (papers resampled, not sentences)."),
+)
+_CAPTIONS = {"type_f1_heatmap.png": "F1 per type", "level_f1_bars.png": "F1 per level (or per LLM reviewer)"}
+
+
+def _stratum_label(stratum: str) -> str:
+    return stratum.split("=", 1)[-1]
+
+
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
 
 def _cell(row: dict | None) -> str:
+    """Value [95% CI], marked when its n is too small for the interval to mean much."""
     if row is None:
         return "n/a"
-    text = _fmt(row["value"])
-    lo, hi = row.get("ci_low"), row.get("ci_high")
-    if text != "n/a" and lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
-        text += f" [{lo:.2f}, {hi:.2f}]"
-    return text
+    return with_interval(row["value"], row.get("ci_low"), row.get("ci_high"), row.get("n"), ci_digits=2)
 
 
 def _systems(rows: Rows) -> list[str]:
@@ -118,7 +143,8 @@ def level_bars(rows: Rows, path: Path, *, track: str) -> Path:
 
 def _table(rows: Rows, metrics: Sequence[str], strata: Sequence[str] = ("all",)) -> tuple[list[str], list[list[str]]]:
     idx = _index(rows)
-    head = ["system"] + [m if s == "all" else f"{m} ({s})" for m in metrics for s in strata]
+    head = ["system"] + [LABELS.get(m, m) if s == "all" else f"{LABELS.get(m, m)} ({_stratum_label(s)})"
+                         for m in metrics for s in strata]  # fmt: skip
     body = [[s] + [_cell(idx.get((s, m, st))) for m in metrics for st in strata] for s in _systems(rows)]
     return head, body
 
@@ -146,14 +172,15 @@ def _sections(rows: Rows, track: str) -> list[tuple[str, str, tuple[list[str], l
 
 
 def write_review_report(out_dir: str | Path, rows: Rows, *, track: str, title: str = "Review audit",
-                        intro: str = "") -> list[Path]:  # fmt: skip
+                        intro: str = "", context: ReportContext | None = None) -> list[Path]:  # fmt: skip
     """Write review_report.md / .html, review_metrics.csv and the figures; return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figures = [type_f1_heatmap(rows, out / "type_f1_heatmap.png", track=track),
                level_bars(rows, out / "level_f1_bars.png", track=track)]  # fmt: skip
-    md_path, html_path = write_pages(out, "review_report", title=title, intro=intro,
-                                     sections=_sections(rows, track), figures=figures)  # fmt: skip
+    page = ReportPage(title, context, intro, [Section(*x) for x in _sections(rows, track)], GLOSSARY,
+                      [Figure(f, _CAPTIONS[f.name]) for f in figures])  # fmt: skip
+    md_path, html_path = write_page(out, "review_report", page)
     names = ["run_id", "system", "metric", "stratum", "eval_mode", "value", "ci_low", "ci_high", "n"]
     csv_path = write_metrics_csv(out / "review_metrics.csv", rows, names)
     return [md_path, html_path, csv_path, *figures]

@@ -85,6 +85,10 @@ def test_flips_attribution_and_mcnemar(runs, tmp_path, capsys):
     assert "| h0 | HALLUCINATED | fabricated_doi | 1 | VALID | HALLUCINATED |" in md
     html = (tmp_path / "runs" / "comparisons" / f"{a}__vs__{b}" / "comparison.html").read_text()
     assert html.startswith("<!doctype html>") and "<script" not in html and "title_threshold" in html
+    # the one page writer: both runs' provenance, completeness and a glossary
+    for fact in ("snapshot: 2026-11-01", f"code revision: {'a' * 40}", f"runs: {a}, {b}",
+                 "complete: every system answered every item", "Glossary", "McNemar exact test"):
+        assert fact in html, fact
     assert "4 fixed, 1 broken" in capsys.readouterr().out
 
 
@@ -95,16 +99,20 @@ def test_identical_runs_have_no_changes_and_say_so(runs, tmp_path):
     assert out["changes"] == [] and out["differences"] == [] and out["mcnemar"]["p_value"] == 1.0
 
 
-def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path):
+def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path, capsys):
     from mlflow.tracking import MlflowClient
 
     store, a, b = runs
     uri = f"sqlite:///{tmp_path}/mlflow.db"
-    art = tmp_path / "art"
+    art, report = tmp_path / "art", tmp_path / "report"
     art.mkdir()
+    report.mkdir()
     (art / "x.txt").write_text("x")
+    for name in ("report.md", "report.html"):
+        (report / name).write_text(f"the run's own {name}")
     ml = {r: log_system_run(uri, "scrutineer", run_id=r, run_name=r, params={}, metrics={}, artifact_dir=art,
-                            tags={"storage": store.uri_of(r)}) for r in (a, b)}  # fmt: skip
+                            tags={"storage": store.uri_of(r)}, report_dir=report, report_key=f"reports/{r}")
+          for r in (a, b)}  # fmt: skip
     elsewhere = log_system_run(uri, "scrutineer", run_id=b, run_name=b, params={}, metrics={}, artifact_dir=art,
                                tags={"storage": f"/elsewhere/{b}"}, storage="/elsewhere")  # fmt: skip
     assert elsewhere != ml[b]  # the same run id under another storage root: another MLflow run
@@ -118,6 +126,31 @@ def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path):
     assert client.list_artifacts(elsewhere, key) == []  # not the report of a run it is not
     local = client.download_artifacts(ml[b], f"{key}/changes.csv", str(tmp_path / "dl"))
     assert "h0,HALLUCINATED,fabricated_doi,1,VALID,HALLUCINATED" in Path(local).read_text()
+    for r in (a, b):  # each run's own report is untouched
+        for name in ("report.md", "report.html"):
+            got = client.download_artifacts(ml[r], f"report/{name}", str(tmp_path / f"own-{r}"))
+            assert Path(got).read_text() == f"the run's own {name}"
+    assert f"MLflow: logged under {key}/ to before {ml[a]}, after {ml[b]}" in capsys.readouterr().out
+
+
+def test_says_why_it_did_not_log_to_mlflow(runs, tmp_path, monkeypatch, capsys):
+    store, a, b = runs
+    monkeypatch.chdir(tmp_path)  # no ./mlruns here
+    for var in ("SCRUTINEER_TRACKING_URI", "MLFLOW_TRACKING_URI"):
+        monkeypatch.delenv(var, raising=False)
+    assert main([a, b, "--storage", store.uri, "--bootstrap", "0"]) == 0
+    assert "MLflow: not logged: no tracking URI" in capsys.readouterr().out
+    # run_corpus.py's default local store exists: used, and it says the runs are not in it
+    uri = f"sqlite:///{tmp_path}/mlruns/mlflow.db"
+    (tmp_path / "mlruns").mkdir()
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "x.txt").write_text("x")
+    log_system_run(uri, "scrutineer", run_id=b, run_name=b, params={}, metrics={}, artifact_dir=art,
+                   tags={"storage": store.uri_of(b)})  # fmt: skip
+    assert main([a, b, "--storage", store.uri, "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "MLflow: logged under comparisons/" in out and "no MLflow run of the before run at sqlite:///" in out
 
 
 def test_unknown_run_and_old_manifest_exit_2(runs, tmp_path, capsys):

@@ -194,4 +194,4 @@ def test_reviewcritique_natural_track_with_the_lexical_detector(ray_head, tmp_pa
     support = {r["stratum"]: r["n"] for r in metrics if r["metric"] == "segment_accuracy"}  # always defined
     assert support["all"] == 1610 and support["reviewer=claude_opus"] == 621 and support["reviewer=gpt4"] == 457
     report = next((tmp_path / "runs" / "reports").glob("*/review_report.md")).read_text()
-    assert "## Per LLM reviewer" in report and "error_type=Neglect" in report
+    assert "## Per LLM reviewer" in report and "segment recall (Neglect)" in report  # readable column names

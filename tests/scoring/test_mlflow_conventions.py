@@ -28,6 +28,8 @@ def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch):
     assert len(batches) == 1  # params, metrics and tags in one call
     client = MlflowClient(tracking_uri=uri)
     run = client.get_run(ml)
+    work = run.data.metrics.pop("work_seconds")  # the submission's work: its Duration, in the same batch
+    assert work >= 0 and (run.info.end_time - run.info.start_time) == round(work * 1000)
     assert run.data.metrics == {"detection_rate": 0.123457, "detection_rate_ci_low": 0.1, "detection_rate_ci_high": 0.15}
     assert run.data.params == {"corpus": "tiny", "config.x": "1"}
     assert run.data.tags["status"] == "complete" and run.data.tags["scrutineer.run_id"] == "r1"

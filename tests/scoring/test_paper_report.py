@@ -56,8 +56,10 @@ def test_report_files_for_the_small_table(tmp_path):
         assert p.exists() and p.stat().st_size > 0
     md = (tmp_path / "paper_report.md").read_text()
     # detection row of claude-rev: total 0.500 with its interval, 4 scored, 0 unscored
-    assert "| claude-rev | 0.500 [0.500, 0.500] |" in md
-    assert "| claude-rev | 0.500 [0.333, 1.000] | 2 | 1 | 4 |" in md  # FP rate, FP, ambiguous, flags
+    # 4 injections, 4 flags: intervals over so few units are marked, and the section says why
+    assert "| claude-rev | 0.500 [0.500, 0.500] † |" in md
+    assert "| claude-rev | 0.500 [0.333, 1.000] † | 2 | 1 | 4 |" in md  # FP rate, FP, ambiguous, flags
+    assert "† n < 10: too few units for the 95% interval to mean much" in md
     assert "Page's L" in md and "lone" in md
     assert (tmp_path / "paper_report.html").read_text().count("<table>") >= 8
     with (tmp_path / "paper_metrics.csv").open() as fh:

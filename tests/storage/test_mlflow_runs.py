@@ -4,6 +4,7 @@ and durations are those of its submissions; one job run above its system runs; l
 
 from __future__ import annotations
 
+import calendar
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from storage.tracking import (
     RUN_ID_TAG,
     STORAGE_KEY_TAG,
     SUBMISSION_OF_TAG,
+    WORK_SECONDS,
 )
 
 SNAPSHOT = "2026-11-29"
@@ -62,7 +64,8 @@ def _stored(root: Path, run_id: str, system: str = "llm", *, shard_size: int = 2
     return store, StoredRun(run_id, system, manifest)
 
 
-def _publish(store: Store, runs: list[StoredRun], uri: str, work: Path, submission: Submission | None = None) -> list:
+def _publish(store: Store, runs: list[StoredRun], uri: str, work: Path, submission: Submission | None = None,
+             report: str | None = None) -> list:
     tracked, systems = [], []
     for run in runs:
         system = SystemSummary(run.system_label, run.run_id, "complete", {"detection_rate": 0.5}, 3, 0, 0, "x",
@@ -71,7 +74,13 @@ def _publish(store: Store, runs: list[StoredRun], uri: str, work: Path, submissi
         systems.append(system)
         tracked.append((system, run, pa.table({"metric": ["detection_rate"]}), rows, {}))
     work.mkdir(parents=True, exist_ok=True)
-    track_system_runs(store, tracked, uri, "scrutineer/{corpus}", work, work, [], submission)
+    files = []
+    if report is not None:  # the report page of this publish's run set
+        (work / "report").mkdir(exist_ok=True)
+        files = [work / "report" / "report.html", work / "report" / "report.md"]
+        for f in files:
+            f.write_text(report)
+    track_system_runs(store, tracked, uri, "scrutineer/{corpus}", work, work / "report", files, submission)
     assert all(s.tracking_error is None for s in systems), [s.tracking_error for s in systems]
     return systems
 
@@ -123,10 +132,16 @@ def test_resumed_run_has_truthful_params_and_durations(tmp_path, tracking):
     assert [r.data.tags[PARENT_TAG] for r in subs] == [s1.mlflow_run_id] * 2
     assert [r.data.params["config.workers"] for r in subs] == ["2", "4"]
     assert [r.data.params["code_revision"] for r in subs] == ["abc123", "def456"]
-    last = subs[-1].info
+    first_sub, last = subs[0].info, subs[-1].info
     assert last.start_time == int(second.started_at * 1000)
-    assert 250 <= last.end_time - last.start_time < 1500  # the work of the last submission, not the 2 s gap
-    assert system.info.start_time == int(first.started_at * 1000) and system.info.end_time == last.end_time
+    assert last.start_time - first_sub.end_time >= 1500  # the gap between the submissions: no one's work
+    assert last.end_time - last.start_time >= 250  # the work of the last submission began before its publish
+    # the stored run's Duration (end - start) is its submissions' work summed, never the idle gap between them
+    work = sum(r.info.end_time - r.info.start_time for r in subs)
+    assert system.info.start_time == int(first.started_at * 1000)
+    assert system.info.end_time - system.info.start_time == work
+    assert system.info.end_time <= last.end_time - 1500
+    assert system.data.metrics[WORK_SECONDS] == pytest.approx(work / 1000, abs=1e-3)
     assert system.info.status == "FINISHED" and all(r.info.status == "FINISHED" for r in subs)
 
 
@@ -191,7 +206,10 @@ def test_through_a_tracking_server(tmp_path, mlflow_server):
     assert len(jobs) == 2 and system.data.tags[PARENT_TAG] == jobs[a_store.uri]  # one job per storage root
     last = max((r for r in _runs(client, SUBMISSION_OF_TAG, "r1") if r.data.tags[PARENT_TAG] == a2.mlflow_run_id),
                key=lambda r: r.info.start_time).info  # fmt: skip
-    assert last.start_time == int(resumed.started_at * 1000) and last.end_time - last.start_time < 1500
+    assert last.start_time == int(resumed.started_at * 1000)
+    assert system.info.end_time - system.info.start_time == sum(  # Duration: the submissions' work
+        r.info.end_time - r.info.start_time for r in _runs(client, SUBMISSION_OF_TAG, "r1")
+        if r.data.tags[PARENT_TAG] == a2.mlflow_run_id)
     assert client.list_artifacts(a2.mlflow_run_id, "") and "outputs.parquet" in {
         f.path for f in client.list_artifacts(a2.mlflow_run_id)}
 
@@ -206,3 +224,81 @@ def test_a_quote_in_a_key_still_finds_its_run(tmp_path, tracking):
     first, again, other = (log_system_run(uri, "t", run_id=r, run_name=r, params={}, metrics={}, artifact_dir=art,
                                           storage="/data/o'brien/runs") for r in ("it's", "it's", "itXs"))  # fmt: skip
     assert first == again != other
+
+
+def _read_artifact(client: MlflowClient, mlflow_run_id: str, path: str, into: Path) -> str:
+    return Path(client.download_artifacts(mlflow_run_id, path, str(into))).read_text()
+
+
+def _store_scores(store: Store, run_id: str) -> None:
+    store.write_table(run_id, "metrics", pa.table({"metric": ["detection_rate"], "stratum": ["all"], "value": [0.5]}))
+    store.write_json(run_id, "scores.json", {"detection_rate": 0.5, "published": True, "status": "complete"})
+    store.close_run(run_id, "complete", items=3, expected=3)
+
+
+def test_a_report_over_another_run_set_never_replaces_the_runs_report(tmp_path, tracking):
+    """drift.py resumes today's field_match run alone: its one-system report goes beside the job's, not over it."""
+    uri, client = tracking
+    store, llm = _stored(tmp_path / "root", "r-llm", "llm")
+    _, rules = _stored(tmp_path / "root", "r-rules", "rules")
+    [s_llm, _] = _publish(store, [llm, rules], uri, tmp_path / "w1", report="job report: llm and rules")
+    parent = client.get_run(s_llm.mlflow_run_id).data.tags[PARENT_TAG]
+    [again] = _publish(store, [llm], uri, tmp_path / "w2", report="one-system report")
+    assert again.mlflow_run_id == s_llm.mlflow_run_id
+    for name in ("report.html", "report.md"):
+        assert _read_artifact(client, again.mlflow_run_id, f"report/{name}", tmp_path / "a") == "job report: llm and rules"
+    [other] = [f.path for f in client.list_artifacts(again.mlflow_run_id, "reports")]
+    assert other.startswith("reports/tiny__2026-11-29__")
+    assert _read_artifact(client, again.mlflow_run_id, f"{other}/report.html", tmp_path / "b") == "one-system report"
+    assert client.get_run(again.mlflow_run_id).data.tags[PARENT_TAG] == parent  # still under the job that made it
+    # the same run set again (a resume, a re-publish) renews its report in place
+    _publish(store, [llm, rules], uri, tmp_path / "w3", report="job report, resumed")
+    assert _read_artifact(client, again.mlflow_run_id, "report/report.html", tmp_path / "c") == "job report, resumed"
+
+
+def test_publish_run_lands_in_the_runs_own_mlflow_run_and_experiment(tmp_path, tracking, capsys):
+    from jobs.publish_run import main as publish_main
+
+    uri, client = tracking
+    store, llm = _stored(tmp_path / "root", "r-llm", "llm")
+    [first] = _publish(store, [llm], uri, tmp_path / "w1")
+    _store_scores(store, "r-llm")
+    for _ in range(2):  # no --experiment: the run's own, not a new "scrutineer" experiment
+        assert publish_main(["--storage", store.uri, "--run-ids", "r-llm", "--tracking-uri", uri]) == 0
+    [run] = _runs(client, RUN_ID_TAG, "r-llm")
+    assert run.info.run_id == first.mlflow_run_id
+    assert client.get_experiment(run.info.experiment_id).name == "scrutineer/tiny"
+    assert client.get_experiment_by_name("scrutineer") is None
+    assert len(_runs(client, SUBMISSION_OF_TAG, "r-llm")) == 3
+    assert f"MLflow run {first.mlflow_run_id}" in capsys.readouterr().out
+    # a run logged under another experiment name (a config's `experiment`) is found there, not duplicated
+    _, rules = _stored(tmp_path / "root", "r-rules", "rules")
+    from storage.run_publication import track_system_runs as track
+
+    system = SystemSummary("rules", "r-rules", "complete", {}, 3, 0, 0, "x", expected=3)
+    (tmp_path / "w2").mkdir()
+    track(store, [(system, rules, pa.table({}), [], {})], uri, "team/{corpus}", tmp_path / "w2", tmp_path / "w2", [])
+    _store_scores(store, "r-rules")
+    assert publish_main(["--storage", store.uri, "--run-ids", "r-rules", "--tracking-uri", uri]) == 0
+    [rules_run] = _runs(client, RUN_ID_TAG, "r-rules")
+    assert client.get_experiment(rules_run.info.experiment_id).name == "team/tiny"
+
+
+def test_run_names_are_short_and_whole_words_and_the_experiment_opens_on_runs(tmp_path, tracking):
+    from storage.tracking import EXPERIMENT_KIND_TAGS, short_name
+
+    uri, client = tracking
+    client.create_experiment("scrutineer/tiny")  # made before, without the kind tag
+    store, llm = _stored(tmp_path / "root", "r-llm", "llm")
+    started = calendar.timegm((2026, 11, 29, 14, 5, 0))
+    [s] = _publish(store, [llm], uri, tmp_path / "w", Submission(started_at=started))
+    assert client.get_run(s.mlflow_run_id).info.run_name == f"llm · {SNAPSHOT}"
+    [job] = _runs(client, JOB_TAG, job_id_of(["r-llm"]))
+    assert job.info.run_name == "job tiny 2026-11-29 14:05"
+    [sub] = _runs(client, SUBMISSION_OF_TAG, "r-llm")
+    assert sub.info.run_name == "llm · submission 1"
+    experiment = client.get_experiment_by_name("scrutineer/tiny")
+    assert experiment.tags["mlflow.experimentKind"] == EXPERIMENT_KIND_TAGS["mlflow.experimentKind"]
+    assert EXPERIMENT_KIND_TAGS == {"mlflow.experimentKind": "custom_model_development"}  # MLflow 3's "Machine learning"
+    name = short_name("llm_zero_shot_with_a_long_label", "·", "2026-11-29", limit=40)
+    assert name == "llm_zero_shot_with_a_long_label…" and len(name) <= 40
