@@ -39,9 +39,10 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def wait_healthy(url: str, timeout_s: float) -> bool:
+def wait_healthy(url: str, timeout_s: float, proc: subprocess.Popen | None = None) -> bool:
+    """Whether the server answers /health within `timeout_s`; False at once if it has exited."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (proc is None or proc.poll() is None):
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
                 if response.status == 200:
@@ -61,6 +62,9 @@ def main() -> int:
     p.add_argument("--allowed-hosts", help="Host headers the server accepts besides localhost and private IPs "
                    "(comma-separated), e.g. its Kubernetes service name; MLflow answers others 403")
     p.add_argument("--detach", action="store_true", help="start in the background, wait until healthy, print the PID")
+    p.add_argument("--health-timeout", type=float, default=240.0,
+                   help="with --detach: seconds to wait for the server to answer /health (a first start creates the "
+                        "database tables, which takes minutes on a busy 2-core machine; default 240)")
     args = p.parse_args()
     if args.backend.startswith("sqlite:///"):
         os.makedirs(os.path.dirname(args.backend.removeprefix("sqlite:///")) or ".", exist_ok=True)
@@ -69,9 +73,11 @@ def main() -> int:
         return subprocess.call(command, env=server_env())
     proc = subprocess.Popen(command, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://{args.host}:{args.port}"
-    if not wait_healthy(url, 90):
+    if not wait_healthy(url, args.health_timeout, proc):
         proc.terminate()
-        print(f"MLflow server did not become healthy at {url}", file=sys.stderr)
+        state = f"exited with status {proc.returncode}" if proc.poll() is not None else \
+            f"did not answer within {args.health_timeout:g} s"
+        print(f"MLflow server did not become healthy at {url}: it {state}", file=sys.stderr)
         return 1
     print(proc.pid)
     return 0

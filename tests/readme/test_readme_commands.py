@@ -91,7 +91,7 @@ COMMANDS: dict[str, Check] = {
         Check("not-here", help="python jobs/check_sources.py --help"),  # live sources: tests/clients/test_check_sources.py
     "python jobs/build_index.py --out index.parquet --dblp corpora/samples/index/dblp_sample.xml "
     "--bibtex corpora/samples/refs_sample.bib":
-        Check("run", r'"records": 28, "duplicates_dropped": 2, "merged_by_reason": \{"doi": 1, "title_year_first_author": 1\}'),
+        Check("run", r'"records": 28, "records_skipped": 0, "duplicates_dropped": 2, "merged_by_reason": \{"doi": 1, "title_year_first_author": 1\}'),
     "python jobs/llm_replay_server.py serve --recording corpora/samples/replay_sample.jsonl --port 8399":
         Check("not-here", help="python jobs/llm_replay_server.py serve --help"),  # served: test_replay_server_serves_the_bundled_recording
     "python jobs/run_corpus.py --config configs/paper_audit.toml":
