@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-from mlflow.tracking import MlflowClient
-
 from storage.mlflow_conventions import ci_metrics
 from storage.tracking import log_system_run
 
 
 def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
+
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     art = tmp_path / "art"
     art.mkdir()

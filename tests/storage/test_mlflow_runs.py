@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
-from mlflow.tracking import MlflowClient
 
 from storage.run_publication import (
     Submission,
@@ -32,6 +32,9 @@ from storage.tracking import (
 )
 
 SNAPSHOT = "2026-11-29"
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 
 @dataclass
@@ -83,6 +86,8 @@ def _runs(client: MlflowClient, tag: str, value: str) -> list:
 
 @pytest.fixture
 def tracking(tmp_path) -> tuple[str, MlflowClient]:
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
+
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     return uri, MlflowClient(tracking_uri=uri)
 
@@ -175,6 +180,8 @@ def test_most_common():
 
 
 def test_through_a_tracking_server(tmp_path, mlflow_server):
+    from mlflow.tracking import MlflowClient
+
     client = MlflowClient(tracking_uri=mlflow_server)
     a_store, a_run = _stored(tmp_path / "root-a", "r1", shard_size=2)
     b_store, b_run = _stored(tmp_path / "root-b", "r1", shard_size=5)
