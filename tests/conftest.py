@@ -14,6 +14,7 @@ free of processes.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -92,8 +93,10 @@ def _refuse(item: pytest.Item, what: str) -> Callable[..., None]:
 def _unit_guards(item: pytest.Item) -> ExitStack:
     """Patches that make starting a subprocess, Ray, a multiprocessing worker or a server fail loudly."""
     import multiprocessing.process
+    import platform
     import socketserver
 
+    platform.processor()  # runs `uname -p` once per process, then cached; libraries (MLflow) ask for it
     stack = ExitStack()
     stack.enter_context(mock.patch.object(subprocess.Popen, "__init__", _refuse(item, "a subprocess")))
     stack.enter_context(mock.patch.object(multiprocessing.process.BaseProcess, "start",
@@ -181,6 +184,26 @@ def moto_s3():
     yield server
     server.process.terminate()
     server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def mlflow_template(tmp_path_factory) -> str:
+    """An empty MLflow sqlite store, migrated once for the session (creating one costs seconds of CPU)."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()  # runs the schema migrations
+    return str(path)
+
+
+@pytest.fixture
+def mlflow_sqlite(tmp_path, mlflow_template) -> str:
+    """A tracking URI of this test's own empty MLflow sqlite store: a copy of the session's template, so
+    tests stay apart without paying for the migrations each time."""
+    path = tmp_path / "mlflow-store" / "mlflow.db"
+    path.parent.mkdir()
+    shutil.copyfile(mlflow_template, path)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ from storage.mlflow_conventions import ci_metrics
 from storage.tracking import log_system_run
 
 
-def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch):
+def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch, mlflow_sqlite):
     from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
 
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = mlflow_sqlite
     art = tmp_path / "art"
     art.mkdir()
     (art / "scores.json").write_text("{}")
