@@ -13,6 +13,8 @@ from storage.schemas import ITEM_SCHEMA, VERDICT_SCHEMA, table_from_rows
 from tests.adjudication.judges import judge_servers, says
 from tests.adjudication.paper_copies import injected_item, truth_rows
 
+pytestmark = pytest.mark.integration  # adjudication runs checks in the sandbox's worker processes
+
 A_TAIL = 'quote: "Total & 130"\n\nINJECTED ERROR\nInjection ID: P1/copy-1/'
 C_TAIL = "Nice paper.\n\nINJECTED ERROR\nInjection ID: P1/copy-1/"
 E_TAIL = "align*}\n\nINJECTED ERROR\nInjection ID: P1/copy-1/"

@@ -14,6 +14,8 @@ from storage.schemas import ITEM_SCHEMA, VERDICT_SCHEMA, table_from_rows
 from tests.adjudication.judges import judge_servers, says
 from tests.adjudication.paper_copies import CLEAN_TEX, clean_item, truth_rows
 
+pytestmark = pytest.mark.integration  # adjudication runs checks in the sandbox's worker processes
+
 FLAGS = [  # (type, description, quote, own check)
     ("numerics", "column total is wrong", "Total & 120 & 30",
      {"kind": "numerics.table_column_total", "payload": {"values": ["40", "80"], "total": "120"}}),

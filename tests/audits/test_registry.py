@@ -49,6 +49,7 @@ def test_verifier_registry_finds_systems_in_subpackages():
     assert {"paper_reviewer_llm", "paper_reviewer_mechanical", "paper_review_import"} <= set(systems)  # reviewers/
 
 
+@pytest.mark.integration
 def test_run_corpus_rejects_an_unknown_audit_before_any_work(tmp_path):
     config = tmp_path / "bad.toml"
     config.write_text('audit = "reviewz"\nstorage = "runs"\n')

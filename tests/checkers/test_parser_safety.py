@@ -100,6 +100,7 @@ def test_nothing_is_executed_in_process(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.integration
 def test_nothing_is_executed_through_the_cli(tmp_path):
     marker = tmp_path / "pwned"
     attacks = _attacks(marker)

@@ -13,6 +13,8 @@ import pytest
 from checkers.sandbox import IsolatedRunner, Limits
 from tests.helpers.paths import REPO_ROOT
 
+pytestmark = pytest.mark.integration  # sandbox worker processes
+
 
 @pytest.fixture(scope="module")
 def runner():

@@ -10,15 +10,18 @@ import asyncio
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
-from checkers.service import Autoscaling, ServiceConfig
 from clients.checker_client import CheckReply, CheckRequest, HandleCheckerClient, HttpCheckerClient
 from clients.errors import TransientError
 from tests.helpers.checker_service import deploy_checkers
 from tests.helpers.ports import free_port
+
+if TYPE_CHECKING:  # checkers.service imports Ray Serve (seconds): imported where a test runs, not at collection
+    from checkers.service import ServiceConfig
 
 pytestmark = pytest.mark.heavy  # a real Ray Serve app deployed by jobs/serve_checkers.py
 
@@ -47,6 +50,8 @@ target_ongoing_requests = 2
 def service(ray_session, tmp_path_factory):
     """Deployed by the real entry point, `jobs/serve_checkers.py --detach`, from a TOML config."""
     from ray import serve
+
+    from checkers.service import ServiceConfig
 
     path = tmp_path_factory.mktemp("checkers") / "service.toml"
     path.write_text(SERVICE_TOML)
@@ -153,6 +158,8 @@ def test_replicas_follow_the_autoscaling_config(service):
 
 
 def test_config_from_toml(tmp_path):
+    from checkers.service import Autoscaling, ServiceConfig
+
     path = tmp_path / "service.toml"
     path.write_text('[checkers]\nport = 8123\nnum_replicas = 2\nmax_batch_size = 16\ntimeout_s = 3.5\n'
                     '[checkers.autoscaling]\nmin_replicas = 1\nmax_replicas = 4\n')  # fmt: skip

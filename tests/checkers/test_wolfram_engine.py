@@ -13,6 +13,8 @@ import pytest
 
 from checkers.registry import run_check
 
+pytestmark = pytest.mark.integration  # a stand-in wolframscript subprocess
+
 
 def _fake_wolframscript(folder, body: str):
     script = folder / "wolframscript"

@@ -14,13 +14,13 @@ from clients.llm_cache import LLMCache
 from clients.llm_request import LLMRequest, LLMResponse
 from clients.response_cache import CachedResponse, ResponseCache, drain_touched, record_touched, request_key
 from storage.store import Store
-from tests.helpers.s3_server import file_or_s3_store
+from tests.helpers.s3_server import STORE_BACKENDS, file_or_s3_store
 
 MSG = [{"role": "user", "content": "is this citation real?"}]
 SCOPE = "snapshot:2026-11-29"
 
 
-@pytest.fixture(params=["file", "s3"])
+@pytest.fixture(params=STORE_BACKENDS)
 def store(request, tmp_path, monkeypatch) -> Store:
     return file_or_s3_store(request, tmp_path, monkeypatch, "answers")
 

@@ -6,9 +6,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers.bib_server import SOURCES, Fault
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.ports import free_port
+
+pytestmark = pytest.mark.integration  # runs jobs/check_sources.py as a subprocess
 
 JOB = REPO_ROOT / "jobs" / "check_sources.py"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-import litellm
 import pytest
 
 from clients.errors import (
@@ -22,6 +21,8 @@ from clients.llm_litellm import classify_litellm_error
 from clients.retry import RetryPolicy
 from cluster.rate_limiter import LimiterClient
 from tests.helpers.replay_server import replay_server, server_stats
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 ANSWER = '{"label": "VALID", "confidence": 0.9}'
 MSG = [{"role": "user", "content": "check this"}]
@@ -100,6 +101,8 @@ def test_budget_stops_paid_calls_and_the_cache_keeps_what_was_paid(tmp_path):
 
 
 def test_litellm_errors_are_classified_into_the_error_tree():
+    import litellm  # here, not at collection: importing litellm costs seconds
+
     def make(cls, message="x", **kw):
         return cls(message=message, llm_provider="openai", model="gpt-4o", **kw)
 

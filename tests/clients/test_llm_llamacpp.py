@@ -61,6 +61,7 @@ def test_ray_actor_serves_the_model_to_a_verifier_with_one_output_per_item(ray_s
     ray.kill(backend.handle())
 
 
+@pytest.mark.integration
 def test_llama_cpp_server_is_reached_by_litellm_like_any_openai_model():
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", smollm2_path(), "--host", "127.0.0.1",

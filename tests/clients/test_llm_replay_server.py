@@ -8,8 +8,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import pytest
+
 from clients.llm_request import messages_hash
 from tests.helpers.replay_server import replay_server, server_stats
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 
 def post_chat(url: str, messages: list[dict[str, Any]]) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -16,6 +16,7 @@ from cluster.model_actors import ModelSpec, placement
 from tests.helpers.paths import REPO_ROOT
 
 
+@pytest.mark.integration
 def test_gateway_and_backends_import_without_vllm():
     code = ("import sys, clients.llm_gateway, clients.llm_vllm, cluster.model_actors, verifiers.citations.llm_zero_shot; "
             "print('vllm' in sys.modules, 'llama_cpp' in sys.modules)")

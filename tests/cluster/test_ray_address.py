@@ -46,6 +46,7 @@ def test_run_corpus_accepts_the_dashboard_url_in_ray_address(ray_head, tmp_path)
     assert "ValueError" not in done.stderr and "Leaderboard" in done.stdout
 
 
+@pytest.mark.integration
 def test_serve_checkers_refuses_detach_without_a_cluster(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR")}
     started = time.monotonic()
@@ -56,6 +57,7 @@ def test_serve_checkers_refuses_detach_without_a_cluster(tmp_path):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.integration
 def test_serve_checkers_unreachable_address_and_missing_config(tmp_path):
     env = {**os.environ, "RAY_ADDRESS": f"http://127.0.0.1:{free_port()}"}
     done = run_job("serve_checkers.py", "--detach", cwd=tmp_path, env=env, timeout=60)

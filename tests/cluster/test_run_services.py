@@ -80,6 +80,7 @@ def test_budget_clients_of_one_name_share_one_actor(ray_session):
     a.kill()
 
 
+@pytest.mark.integration
 def test_llm_cache_key_names_the_server_and_the_weights(tmp_path):
     request = LLMRequest("openai/x", [{"role": "user", "content": "hi"}], {"temperature": 0.0})
     keys = {LLMCache.key(request, answer_variant(base, weights)) for base, weights in
@@ -97,6 +98,7 @@ def test_llm_cache_key_names_the_server_and_the_weights(tmp_path):
         assert server_stats(url)["requests"] == 2
 
 
+@pytest.mark.integration
 def test_source_answers_are_cached_per_snapshot_scope(tmp_path):
     bib = start_bib_server()
     try:

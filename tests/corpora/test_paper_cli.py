@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import pytest
 
 from corpora.papers.validator import compiles, tex_engine
 from tests.helpers.paths import REPO_ROOT
@@ -12,6 +13,7 @@ from tests.helpers.paths import REPO_ROOT
 EXAMPLE = REPO_ROOT / "corpora" / "samples" / "papers" / "example-paper"
 
 
+@pytest.mark.integration
 def test_cli_writes_items_truth_and_copies(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "jobs/inject_papers.py", str(EXAMPLE), "--seed", "3", "--out", str(out),

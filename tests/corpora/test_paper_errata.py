@@ -20,7 +20,7 @@ from tests.helpers.errata_repo import (
 )
 from tests.helpers.errata_repo import git as _git
 
-pytestmark = pytest.mark.requires_shared_data
+pytestmark = [pytest.mark.integration, pytest.mark.requires_shared_data]
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from clients.llm_gateway import LLMGateway, LLMServices
 from clients.retry import RetryPolicy
 from corpora.papers.audit_corpus import build_paper_audit_corpus
@@ -27,6 +29,7 @@ def test_parse_proposal():
         raise AssertionError(f"accepted {bad!r}")
 
 
+@pytest.mark.integration
 def test_llm_subtypes_through_the_gateway(tmp_path):
     rules = [
         # a rejected proposal (citation key removed) is retried with the reason in the prompt

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
+
 from corpora.citations.audit import audit_corpus
 from corpora.citations.generator import SAMPLE_CORPUS_PATH, CorpusConfig, corpus_jsonl, generate_corpus
 from corpora.citations.hallmark import load_hallmark_jsonl
@@ -27,6 +29,7 @@ def test_regenerating_gives_the_identical_file():
     assert corpus_jsonl(generate_corpus(load_references(), CorpusConfig())) == SAMPLE_CORPUS_PATH.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_job_check_passes_and_detects_a_tampered_copy(tmp_path):
     # another hash seed in the child: no set or dict ordering may leak into the output
     env = {**os.environ, "PYTHONHASHSEED": "123"}

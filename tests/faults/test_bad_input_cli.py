@@ -8,6 +8,8 @@ import pytest
 
 from tests.helpers.run_job import run_job
 
+pytestmark = pytest.mark.integration  # runs the job scripts as subprocesses
+
 
 @pytest.mark.parametrize(
     ("name", "content", "message"),

@@ -20,6 +20,8 @@ import pytest
 from tests.helpers.ports import free_port, wait_for_port
 from tests.helpers.run_job import run_job
 
+pytestmark = pytest.mark.integration  # runs the job scripts as subprocesses
+
 FAST = ("--systems", "prescreen", "--bootstrap", "0")
 NO_AWS = {"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
 

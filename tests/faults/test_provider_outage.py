@@ -222,6 +222,7 @@ def test_partial_outage_retries_only_the_failed_half(ray_head, tmp_path):
 
 # -- the replay server's transport faults, through the real gateway --------------------------------
 @pytest.mark.parametrize("fault", ["cut_body", "timeout", "500", "429"])
+@pytest.mark.integration
 def test_each_transport_fault_is_retried_and_never_paid_twice(tmp_path, fault):
     import asyncio
 
@@ -245,6 +246,7 @@ def test_each_transport_fault_is_retried_and_never_paid_twice(tmp_path, fault):
         assert stats["abandoned"] == 2  # the client gave up: nothing delivered, nothing billed
 
 
+@pytest.mark.integration
 def test_fault_prompts_hit_a_fixed_share_until_the_faults_are_replaced(tmp_path):
     import asyncio
 

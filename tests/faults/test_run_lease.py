@@ -22,7 +22,9 @@ from storage.run_lease import LeaseLostError, RunLease
 from storage.store import LeasedStoreUri, Store
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.run_job import run_job
-from tests.helpers.s3_server import file_or_s3_store
+from tests.helpers.s3_server import STORE_BACKENDS, file_or_s3_store
+
+pytestmark = pytest.mark.integration  # drivers as subprocesses, moto S3
 
 CORPUS = REPO_ROOT / "corpora" / "samples" / "citations_sample.jsonl"
 
@@ -175,7 +177,7 @@ def test_a_stopped_driver_releases_its_lease(ray_head, tmp_path, sig):
 
 
 # -- a driver that lost its lease (issue 26) -----------------------------------------------------
-@pytest.fixture(params=["file", "s3"])
+@pytest.fixture(params=STORE_BACKENDS)
 def store(request, tmp_path, monkeypatch) -> Store:
     return file_or_s3_store(request, tmp_path, monkeypatch, "fence")
 

@@ -6,7 +6,12 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+import pytest
+
 from tests.helpers.ports import free_port, wait_for_port
+
+#: `params` for a `file_or_s3_store` fixture: the s3 case needs the session's moto server, so it is integration.
+STORE_BACKENDS = ["file", pytest.param("s3", marks=pytest.mark.integration)]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers.paths import REPO_ROOT
+
+pytestmark = pytest.mark.integration  # runs pytest as a subprocess
 
 TARGET = "tests/scoring/test_score_predictions_job.py::test_bad_label_is_rejected"  # reads HALLMARK's dev_public
 

@@ -99,11 +99,11 @@ def test_identical_runs_have_no_changes_and_say_so(runs, tmp_path):
     assert out["changes"] == [] and out["differences"] == [] and out["mcnemar"]["p_value"] == 1.0
 
 
-def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path, capsys):
+def test_mlflow_run_ids_resolve_and_receive_the_report(runs, tmp_path, capsys, mlflow_sqlite):
     from mlflow.tracking import MlflowClient
 
     store, a, b = runs
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = mlflow_sqlite
     art, report = tmp_path / "art", tmp_path / "report"
     art.mkdir()
     report.mkdir()

@@ -46,6 +46,7 @@ def test_sample_corpus_is_seeded_and_the_null_control_flags_nothing():
     assert not any(any(o.detail["review"]["sentence_labels"].values()) for o in outputs)
 
 
+@pytest.mark.integration
 def test_config_errors_name_the_field(tmp_path, monkeypatch):
     from cluster.run_config import ConfigError, load_config
 

@@ -13,6 +13,8 @@ from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.run_job import run_job
 
+pytestmark = pytest.mark.integration  # runs jobs/run_corpus.py as a subprocess
+
 SNAPSHOT = "2026-11-29"
 
 

@@ -15,6 +15,8 @@ from tests.helpers.paths import REPO_ROOT
 from tests.helpers.ports import free_port
 from tests.helpers.run_job import run_job
 
+pytestmark = pytest.mark.integration  # runs jobs/run_corpus.py as a subprocess
+
 SNAPSHOT = "2026-11-29"
 
 

@@ -33,6 +33,7 @@ def test_every_per_entry_file_has_a_stored_aggregate():
 
 
 @pytest.mark.parametrize("pred_file", sorted(PAIRS))
+@pytest.mark.integration
 def test_command_reproduces_stored_aggregate(pred_file, tmp_path):
     out = tmp_path / "result.json"
     proc = subprocess.run(
@@ -125,6 +126,7 @@ def _same(ours, ref, path=""):
         assert ours == ref, (path, ours, ref)
 
 
+@pytest.mark.integration
 def test_result_file_diffs_key_for_key_against_the_released_aggregate(tmp_path):
     """bibtex-updater's per-entry file -> `--hallmark-keys-only` result == HALLMARK's released result,
     every key (type_accuracy, type_confusion, cascade_breakdown_stats, mean_api_calls from

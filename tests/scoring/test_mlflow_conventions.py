@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import math
 
-from mlflow.tracking import MlflowClient
-
 from storage.mlflow_conventions import ci_metrics
 from storage.tracking import log_system_run
 
 
-def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch):
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+def test_log_system_run_follows_the_conventions(tmp_path, monkeypatch, mlflow_sqlite):
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
+
+    uri = mlflow_sqlite
     art = tmp_path / "art"
     art.mkdir()
     (art / "scores.json").write_text("{}")

@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 from adjudication.papers.adjudicate import (
     PaperAdjudicationConfig,
@@ -62,6 +61,7 @@ def _review(item_id: str, truth: dict) -> dict:
 
 
 @pytest.mark.requires_shared_data
+@pytest.mark.integration
 def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     repo, shas = build_errata_repo(tmp_path)
@@ -123,6 +123,8 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
     assert got[("injections_applied", "all")]["value"] == 12
     assert got[("injection_attempts", "all")]["value"] >= 12
     assert got[("visible_injections", "all")]["value"] == 12
+
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
 
     client = MlflowClient(tracking_uri=uri)
     metrics = client.get_run(system.mlflow_run_id).data.metrics

@@ -12,7 +12,7 @@ from scoring.citations.report import write_run_report
 from scoring.citations.result_file import score_prediction_file
 from tests.helpers.paths import HALLMARK_DATA, REPO_ROOT
 
-pytestmark = pytest.mark.requires_shared_data  # every test scores dev_public
+pytestmark = [pytest.mark.integration, pytest.mark.requires_shared_data]  # every test scores dev_public
 
 JOB = REPO_ROOT / "jobs" / "score_predictions.py"
 ENTRIES = HALLMARK_DATA / "dev_public.jsonl"

@@ -9,6 +9,8 @@ import pytest
 
 from storage.code_revision import CodeRevision, code_revision, current_revision
 
+pytestmark = pytest.mark.integration  # git subprocesses
+
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()

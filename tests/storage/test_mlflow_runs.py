@@ -8,10 +8,10 @@ import calendar
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
-from mlflow.tracking import MlflowClient
 
 from storage.run_publication import (
     Submission,
@@ -34,6 +34,9 @@ from storage.tracking import (
 )
 
 SNAPSHOT = "2026-11-29"
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 
 @dataclass
@@ -91,9 +94,10 @@ def _runs(client: MlflowClient, tag: str, value: str) -> list:
 
 
 @pytest.fixture
-def tracking(tmp_path) -> tuple[str, MlflowClient]:
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
-    return uri, MlflowClient(tracking_uri=uri)
+def tracking(mlflow_sqlite) -> tuple[str, MlflowClient]:
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
+
+    return mlflow_sqlite, MlflowClient(tracking_uri=mlflow_sqlite)
 
 
 def test_two_storage_roots_are_two_mlflow_runs(tmp_path, tracking):
@@ -119,7 +123,9 @@ def test_resumed_run_has_truthful_params_and_durations(tmp_path, tracking):
     [s1] = _publish(store, [run], uri, tmp_path / "w1", first)
     time.sleep(2.0)  # the gap between two submissions of one run: no one's work
     second = Submission(started_at=time.time() - 0.3, config={"workers": 4}, code_revision="def456")
+    before_publish = time.time()
     [s2] = _publish(store, [run], uri, tmp_path / "w2", second)
+    after_publish = time.time()
     assert s1.mlflow_run_id == s2.mlflow_run_id and len(_runs(client, RUN_ID_TAG, "r1")) == 1
     system = client.get_run(s2.mlflow_run_id)
     # what changed is current on the system run (as tags: MLflow params are immutable) ...
@@ -142,6 +148,8 @@ def test_resumed_run_has_truthful_params_and_durations(tmp_path, tracking):
     assert system.info.end_time - system.info.start_time == work
     assert system.info.end_time <= last.end_time - 1500
     assert system.data.metrics[WORK_SECONDS] == pytest.approx(work / 1000, abs=1e-3)
+    # the last submission ends when its publish does, however slow the machine
+    assert int(before_publish * 1000) <= last.end_time <= int(after_publish * 1000) + 1
     assert system.info.status == "FINISHED" and all(r.info.status == "FINISHED" for r in subs)
 
 
@@ -190,6 +198,8 @@ def test_most_common():
 
 
 def test_through_a_tracking_server(tmp_path, mlflow_server):
+    from mlflow.tracking import MlflowClient
+
     client = MlflowClient(tracking_uri=mlflow_server)
     a_store, a_run = _stored(tmp_path / "root-a", "r1", shard_size=2)
     b_store, b_run = _stored(tmp_path / "root-b", "r1", shard_size=5)

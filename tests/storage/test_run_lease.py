@@ -10,10 +10,10 @@ import pytest
 
 from storage.run_lease import LeaseHeld, LeaseRecord, RunLease, lease_ttl_from_env
 from storage.store import Store
-from tests.helpers.s3_server import file_or_s3_store
+from tests.helpers.s3_server import STORE_BACKENDS, file_or_s3_store
 
 
-@pytest.fixture(params=["file", "s3"])
+@pytest.fixture(params=STORE_BACKENDS)
 def store(request, tmp_path, monkeypatch) -> Store:
     return file_or_s3_store(request, tmp_path, monkeypatch, "lease")
 
@@ -106,6 +106,7 @@ def test_live_foreign_lease_is_waited_for_until_it_expires(store):
     waiter.release()
 
 
+@pytest.mark.integration
 def test_a_dead_process_on_this_host_is_taken_over_at_once(store, tmp_path):
     import subprocess
     import sys

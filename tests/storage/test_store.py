@@ -44,15 +44,14 @@ def test_run_id_names_corpus_system_and_snapshot():
     assert run_id == "dev-public@9b6391c236d2__prescreen@52bf0ff1f6a4__2026-11-29"
 
 
-def test_secrets_never_reach_mlflow_params(tmp_path):
+def test_secrets_never_reach_mlflow_params(tmp_path, mlflow_sqlite):
     params = {"system_args": {"model": "openai/x", "api_key": "sk-live-123", "nested": [{"auth_token": "t0k"}]}}
     assert redact(params)["system_args"]["api_key"] == REDACTED
     assert redact(params)["system_args"]["nested"][0]["auth_token"] == REDACTED
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir()
     (artifacts / "scores.json").write_text(json.dumps({"mcc": 0.5}))
-    (tmp_path / "store").mkdir()
-    uri = f"sqlite:///{tmp_path}/store/mlflow.db"
+    uri = mlflow_sqlite
     run = log_system_run(uri, "t", run_id="r1", run_name="r1", params=params, metrics={"mcc": 0.5},
                          artifact_dir=artifacts)  # fmt: skip
     again = log_system_run(uri, "t", run_id="r1", run_name="r1", params=params, metrics={"mcc": 0.6},

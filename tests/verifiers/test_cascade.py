@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from clients.llm_gateway import LLMServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 ITEMS = [
     Item("future", "citation", "t", None, {"bibtex_type": "article", "fields": {

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from clients.llm_gateway import LLMServices
 from storage.records import Item, Output
 from tests.helpers.replay_server import replay_server
 from verifiers.ensemble import combine
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 ITEM = Item("x", "citation", "t", None, {"bibtex_type": "article", "fields": {
     "title": "T", "author": "Ada Lovelace and Alan Turing", "year": "2021", "journal": "Nature"}})

@@ -98,6 +98,7 @@ def test_build_index_writes_schema_dedupes_and_counts(tmp_path: Path) -> None:
 
 
 @pytest.mark.requires_shared_data
+@pytest.mark.integration
 def test_build_index_job_writes_a_loadable_index(tmp_path: Path) -> None:
     import subprocess
     import sys

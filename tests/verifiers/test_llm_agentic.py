@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from clients.bib_record import Author, BibRecord
 from clients.errors import SourceOutageError
 from clients.llm_gateway import LLMServices
@@ -14,6 +16,8 @@ from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.citations.llm_agentic import aggregate
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 KNOWN = "Attention Is All You Need"
 

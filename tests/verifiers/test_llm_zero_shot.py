@@ -19,6 +19,8 @@ from verifiers.citations.llm_zero_shot import CUTOFF_ADDENDUM, build_messages
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
+pytestmark = pytest.mark.integration  # a replay server subprocess
+
 GEMINI = "llm_openrouter_gemini_pro_dev_public"
 
 

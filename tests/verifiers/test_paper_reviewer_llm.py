@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from clients.llm_gateway import LLMServices
 from tests.adjudication.paper_copies import clean_item, injected_item
 from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.registry import SystemSpec, build_system
 from verifiers.reviewers.llm import FREE_FORM, flags_from_text
 from verifiers.system import RunContext
+
+pytestmark = pytest.mark.integration  # a replay server subprocess
 
 STRUCTURED_ANSWER = """## Report
 The expansion in the Method section is wrong.

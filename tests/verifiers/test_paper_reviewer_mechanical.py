@@ -14,6 +14,8 @@ from verifiers.registry import SystemSpec, build_system
 from verifiers.reviewers.statements import extract_statements
 from verifiers.system import RunContext
 
+pytestmark = pytest.mark.integration  # checks run in the sandbox's worker processes
+
 
 @pytest.fixture(scope="module")
 def reviewer():

@@ -74,6 +74,7 @@ def test_macros_from_an_input_file_and_the_main_preamble_later_definition_wins()
     assert preamble_for(r"\alpha + 1", macros) == ""
 
 
+@pytest.mark.integration
 def test_correct_derivative_with_macros_gives_no_flag_and_is_confirmed(reviewer):
     (out,) = review(reviewer, [item(0, CORRECT)])
     assert out.error is None
@@ -81,6 +82,7 @@ def test_correct_derivative_with_macros_gives_no_flag_and_is_confirmed(reviewer)
     assert out.detail["outcomes_by_kind"] == {"math.statement": {"confirmed": 1}}
 
 
+@pytest.mark.integration
 def test_sign_flip_in_the_derivative_is_flagged_quoting_the_changed_span(reviewer):
     assert CORRECT.count(RIGHT_SIDE) == 1
     text = CORRECT.replace(RIGHT_SIDE, FLIPPED_SIDE)

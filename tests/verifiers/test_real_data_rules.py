@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from clients.identifiers import split_name
 from corpora.citations.fields import author_family
@@ -95,6 +96,7 @@ def test_field_match_closed_world_accepts_dblp_authors(tmp_path: Path) -> None:
     assert outputs["zhang"].subtests["authors_match"] is True
 
 
+@pytest.mark.integration
 def test_index_build_merges_by_content_not_by_key(tmp_path: Path) -> None:
     lines = [
         # three different papers under one bibtex key (HALLMARK keys and hand-made .bib files repeat)

@@ -28,6 +28,7 @@ def _reviews(tmp_path):
     return path
 
 
+@pytest.mark.integration
 def test_help_explains_outputs_and_formats():
     out = subprocess.run([sys.executable, "jobs/build_review_corpus.py", "--help"], cwd=REPO_ROOT,
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -80,6 +81,7 @@ def test_reviewcritique_natural_track(tmp_path):
     assert sum(sum(t.sentence_labels.values()) for t in truths.values()) == 226
 
 
+@pytest.mark.integration
 def test_same_bytes_across_processes_with_different_hash_seeds(tmp_path):
     import os
 

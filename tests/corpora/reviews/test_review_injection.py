@@ -259,6 +259,7 @@ def test_llm_equivalence_judge():
 
 # ---------------------------------------------------------------- the real gateway on the replay server
 @pytest.mark.timeout(120)
+@pytest.mark.integration
 def test_llm_injector_through_the_gateway_and_replay_server(tmp_path):
     from clients.llm_gateway import LLMGateway, LLMServices
     from clients.retry import RetryPolicy

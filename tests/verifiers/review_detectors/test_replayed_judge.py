@@ -18,6 +18,8 @@ from tests.verifiers.review_detectors.review_table import EXPECTED, items_of, re
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
+pytestmark = pytest.mark.integration  # a replay server subprocess
+
 
 def ctx_for(tmp_path) -> RunContext:
     return RunContext("run-r", "2026-09-10", cache_dir=str(tmp_path / "cache"),

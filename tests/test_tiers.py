@@ -1,0 +1,68 @@
+"""The test tiers (tests/conftest.py): fixtures that start services make a test `integration`, and an
+unmarked (unit) test that starts a subprocess or a server fails, saying to mark it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import UnmarkedProcessError, _violations, pytest_collection_modifyitems
+
+
+def _forget_violations(request: pytest.FixtureRequest) -> None:
+    """These tests provoke the refusal on purpose; without this the guard would fail them afterwards."""
+    request.node.stash[_violations].clear()
+
+
+def test_a_unit_test_that_starts_a_subprocess_is_refused_with_the_fix_named(request):
+    with pytest.raises(UnmarkedProcessError, match="starts a subprocess: mark it integration"):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    assert request.node.stash[_violations] == [
+        "this test starts a subprocess: mark it integration (@pytest.mark.integration or module pytestmark)"
+    ]
+    _forget_violations(request)
+
+
+def test_a_unit_test_that_starts_a_server_is_refused(request):
+    with pytest.raises(UnmarkedProcessError, match="starts a server"):
+        ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    _forget_violations(request)
+
+
+@pytest.mark.integration
+def test_an_integration_test_may_start_a_subprocess():
+    done = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "42"
+
+
+class _Item:
+    """Just what the collection hook reads of a pytest.Item."""
+
+    def __init__(self, fixtures: dict[str, object]):
+        defs = {name: [SimpleNamespace(argname=name, func=func)] for name, func in fixtures.items()}
+        self._fixtureinfo = SimpleNamespace(name2fixturedefs=defs)
+        self.fixturenames = list(fixtures)
+        self.marks: list[str] = []
+
+    def get_closest_marker(self, name: str):  # noqa: ANN201
+        return name if name in self.marks else None
+
+    def add_marker(self, mark: pytest.MarkDecorator) -> None:
+        self.marks.append(mark.name)
+
+
+def test_collection_marks_tests_whose_fixtures_start_services():
+    def tmp_path():  # a plain fixture
+        return None
+
+    def bib():  # a module's own server fixture
+        server = start_bib_server()  # noqa: F821 (only its name is read)
+        yield server
+
+    plain, session_ray, own_server = _Item({"tmp_path": tmp_path}), _Item({"ray_session": tmp_path}), _Item({"bib": bib})
+    pytest_collection_modifyitems(None, [plain, session_ray, own_server])
+    assert (plain.marks, session_ray.marks, own_server.marks) == ([], ["integration"], ["integration"])
