@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # builds real git repositories (git subprocesses)
+
 from corpora.loaded_corpus import LoadedCorpus
 from corpora.papers.errata import ErrataSource, add_natural_track, find_errata, paper_at_commit
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
