@@ -58,6 +58,6 @@ def test_paper_audit_injects_reviews_adjudicates_and_scores(ray_head, tmp_path):
     # Controls (issue 15): the same always-yes judge cannot make a review with no findings detect
     # anything, since its evidence is not in that review; the report sets them beside the reviewers.
     report = next((tmp_path / "runs").rglob("paper_report.md")).read_text()
-    assert "## Controls" in report and "AUDIT INVALID" not in report
+    assert "## Controls" in report and "AUDIT INVALID" not in report.split("## Glossary")[0]
     controls = [line for line in report.splitlines() if line.startswith("| paper_reviewer_llm | 1.000")]
     assert controls and controls[0].split(" | ")[2] in ("0.000", "n/a")  # null control: nothing detected
