@@ -188,12 +188,14 @@ def test_server_limit_with_and_without_shared_limiter(bib_server):
     bib_server.reset_stats()
     limiter = LimiterClient(name=f"tlim-{time.time_ns()}", local=True)
     limited = crossref(bib_server, limiter=limiter)
-    run(limited.http.options.limiter.configure("crossref", rpm=5 * 60 * 0.9, burst_seconds=0.2))
+    # Paced at 60 % of the server's limit: on a loaded machine requests released on time can still reach
+    # the server bunched, and the margin keeps six of them out of one second of its window.
+    run(limited.http.options.limiter.configure("crossref", rpm=5 * 60 * 0.6, burst_seconds=0.2))
     start = time.monotonic()
     run(burst(limited))
     assert bib_server.stats["crossref"].statuses[429] == 0
     assert bib_server.stats["crossref"].statuses[200] == 12
-    assert time.monotonic() - start >= (12 - 1) / 4.5 * 0.95
+    assert time.monotonic() - start >= (12 - 1) / 3.0 * 0.95
 
 
 def test_sources_pickle_for_ray_workers(bib_server, tmp_path):
