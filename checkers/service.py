@@ -294,9 +294,12 @@ class CheckerService:
         self.batch_sizes.append(len(requests))
         return requests
 
-    async def _run_fair(self, client: ClientId, request: Any, max_wait: float | None) -> dict[str, Any]:
+    async def _run_fair(self, client: ClientId, request: Any, max_wait: float | None,
+                        own: asyncio.Semaphore | None = None) -> dict[str, Any]:  # fmt: skip
+        # Batched first, then held to the list's own share: a share taken before batching would let
+        # only that many checks of a list reach the batcher at once (batches of one).
         request = await self.check_batch(request)
-        async with self.scheduler.slot(client, max_wait):
+        async with own or contextlib.nullcontext(), self.scheduler.slot(client, max_wait):
             cancel = threading.Event()
             running = asyncio.get_running_loop().run_in_executor(self.pool, self._run_one, request, cancel)
             try:
@@ -327,8 +330,7 @@ class CheckerService:
         own = asyncio.Semaphore(self.per_request)
 
         async def one(request: Any) -> dict[str, Any]:
-            async with own:
-                return await self._run_fair(client, request, max_wait_s)
+            return await self._run_fair(client, request, max_wait_s, own)
 
         tasks = [asyncio.ensure_future(one(r)) for r in requests]
         try:
