@@ -21,6 +21,7 @@ import dataclasses
 import json
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -112,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+#: Seconds to wait for Serve to delete the app on a stop signal.
+DELETE_WAIT_S = 15.0
+
+
 def _delete_app(app_name: str) -> str:
     """Delete only this app (Serve's proxy and other apps on a shared cluster keep running)."""
     import ray
@@ -119,11 +124,21 @@ def _delete_app(app_name: str) -> str:
 
     if not ray.is_initialized():
         return f"app {app_name!r} was not deployed"
-    try:
-        serve.delete(app_name)
-    except Exception as exc:  # Ray itself stopping: say so in the one line, no stack dump
-        return f"app {app_name!r} not deleted ({type(exc).__name__})"
-    return f"app {app_name!r} deleted"
+    outcome: list[str] = []
+
+    def delete() -> None:
+        try:
+            serve.delete(app_name)
+            outcome.append(f"app {app_name!r} deleted")
+        except Exception as exc:  # Ray itself stopping: say so in the one line, no stack dump
+            outcome.append(f"app {app_name!r} not deleted ({type(exc).__name__})")
+
+    # A signal sent to the whole process group stops a local Ray's own processes too, and then
+    # serve.delete waits forever on a controller that is gone: the wait is bounded.
+    worker = threading.Thread(target=delete, daemon=True)
+    worker.start()
+    worker.join(DELETE_WAIT_S)
+    return outcome[0] if outcome else f"app {app_name!r} not deleted within {DELETE_WAIT_S:g} s (Ray stopping?)"
 
 
 if __name__ == "__main__":
