@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration  # builds real git repositories (git subprocesses)
-
 from corpora.loaded_corpus import LoadedCorpus
 from corpora.papers.errata import ErrataSource, add_natural_track, find_errata, paper_at_commit
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
+
+pytestmark = pytest.mark.integration  # builds real git repositories (git subprocesses)
 
 EVIL = "\\documentclass{article}\\begin{document}ATTACKER CONTENT\\end{document}\n"
 WRONG = "\\documentclass{article}\n\\begin{document}\nThe cycle lasts about 12 years in our data.\n\\end{document}\n"
