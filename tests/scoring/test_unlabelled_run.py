@@ -123,4 +123,4 @@ def test_system_whose_every_output_errored_is_failed(ray_head, tmp_path):
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
     (mlrun,) = client.search_runs([client.get_experiment_by_name("scrutineer/broken").experiment_id],
                                   filter_string=SYSTEM_RUNS)  # fmt: skip
-    assert mlrun.info.status == "FAILED" and mlrun.data.metrics == {}
+    assert mlrun.info.status == "FAILED" and set(mlrun.data.metrics) <= {"work_seconds"}  # no score, only its work time
