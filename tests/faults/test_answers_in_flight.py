@@ -17,7 +17,7 @@ import pytest
 
 from bench.bench_answers_in_flight import kill_and_resume
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.heavy, pytest.mark.integration]  # SIGKILL and resume: minutes each
 
 CONCURRENCY = 8
 

@@ -65,6 +65,7 @@ def _user_shell_env(tmp_root: Path) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in dropped}, "TMPDIR": str(tmp_root)}
 
 
+@pytest.mark.heavy  # a whole default run as a subprocess
 @pytest.mark.integration
 def test_a_default_local_run_listens_on_loopback_only_and_leaves_nothing(tmp_path: Path):
     """`python jobs/run_corpus.py` (local Ray) once had gcs_server and raylet on `*` and the agents on
