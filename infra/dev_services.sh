@@ -45,6 +45,7 @@ wait_port() { for _ in $(seq 1 600); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/
 alive() {  # a zombie (exited, not yet reaped by its parent) counts as gone
   [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != "Z" ]
 }
+now_ms() { local t=$EPOCHREALTIME; echo $(( ${t%.*} * 1000 + 10#${t#*.} / 1000 )); }
 pid_of() { cat "$STATE/$1.pid" 2>/dev/null || true; }
 ray_tmp() { cat "$STATE/ray_tmp" 2>/dev/null || true; }
 session_pids() {  # live (not zombie) processes of session $1; nothing for an empty or 0 id (0 means "mine")
@@ -149,16 +150,17 @@ stop() {
     if [ -n "$(session_pids "$sid")" ]; then kill -TERM -- "-$sid" 2>/dev/null || true; fi
   done
   [ "${#pids[@]}" -eq 0 ] || kill -TERM "${pids[@]}" 2>/dev/null || true
-  local deadline=$((SECONDS + STOP_WAIT_S)) killed=0
+  # milliseconds: $SECONDS ticks whole seconds, so "SECONDS + 2" could pass after 1.01 s
+  local deadline=$(( $(now_ms) + STOP_WAIT_S * 1000 )) killed=0
   while :; do
     read -r -a left <<< "$(service_pids | tr '\n' ' ')"
     for pid in "${left[@]}"; do  # workers and agents started meanwhile count too
       [[ " ${pids[*]} " == *" $pid "* ]] || { kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); }
     done
     [ "${#left[@]}" -eq 0 ] && break
-    if [ "$SECONDS" -ge "$deadline" ]; then
+    if [ "$(now_ms)" -ge "$deadline" ]; then
       [ "$killed" -eq 1 ] && break
-      kill -KILL "${left[@]}" 2>/dev/null || true; killed=1; deadline=$((SECONDS + 5))
+      kill -KILL "${left[@]}" 2>/dev/null || true; killed=1; deadline=$(( $(now_ms) + 5000 ))
     fi
     sleep 0.2
   done
