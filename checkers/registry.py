@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from checkers.result import CheckInputError, CheckResult
+from storage.registry import Registry
 
 CheckFn = Callable[[dict[str, Any]], CheckResult]
 
@@ -28,30 +29,27 @@ class CheckSpec:
     """The input format, shown by `jobs/check.py --help`."""
 
 
-_REGISTRY: dict[str, CheckSpec] = {}
+def _load() -> None:
+    for name in _MODULES:
+        importlib.import_module(name)
+
+
+CHECKS: Registry[CheckSpec] = Registry("check kind", loader=_load, describe=lambda spec: spec.doc)
 
 
 def check(kind: str, doc: str) -> Callable[[CheckFn], CheckFn]:
     """Register a check function under `kind`."""
 
     def wrap(fn: CheckFn) -> CheckFn:
-        if kind in _REGISTRY and _REGISTRY[kind].fn is not fn:
-            raise ValueError(f"check kind {kind!r} registered twice")
-        _REGISTRY[kind] = CheckSpec(kind, fn, doc)
+        CHECKS.add(kind, CheckSpec(kind, fn, doc), lazy=False)
         return fn
 
     return wrap
 
 
-def _load() -> None:
-    for name in _MODULES:
-        importlib.import_module(name)
-
-
 def registered() -> dict[str, CheckSpec]:
     """All check kinds, loading the check modules on first use."""
-    _load()
-    return dict(sorted(_REGISTRY.items()))
+    return CHECKS.entries()
 
 
 def run_check(kind: str, payload: dict[str, Any]) -> CheckResult:

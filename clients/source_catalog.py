@@ -10,13 +10,13 @@ from clients.http import HttpOptions
 from clients.http_source import HttpSource
 from clients.openalex import OpenAlexSource
 from clients.semantic_scholar import SemanticScholarSource
+from storage.registry import Registry
 
 __all__ = ["POLITE_RPM", "SOURCE_CLASSES", "make_source"]
 
-SOURCE_CLASSES: dict[str, type[HttpSource]] = {
-    cls.name: cls
-    for cls in (CrossrefSource, OpenAlexSource, DblpSource, ArxivSource, SemanticScholarSource, DoiOrgSource)
-}
+SOURCE_CLASSES: Registry[type[HttpSource]] = Registry("source")
+for _cls in (CrossrefSource, OpenAlexSource, DblpSource, ArxivSource, SemanticScholarSource, DoiOrgSource):
+    SOURCE_CLASSES.add(_cls.name, _cls)
 
 
 POLITE_RPM: dict[str, float] = {name: cls.DEFAULT_RPM for name, cls in SOURCE_CLASSES.items()}
@@ -36,8 +36,4 @@ POLITE_RPM: dict[str, float] = {name: cls.DEFAULT_RPM for name, cls in SOURCE_CL
 
 def make_source(name: str, options: HttpOptions | None = None, base_url: str | None = None) -> HttpSource:
     """Build the named source; unknown names list the known ones."""
-    try:
-        cls = SOURCE_CLASSES[name]
-    except KeyError:
-        raise KeyError(f"unknown source {name!r}; known: {', '.join(sorted(SOURCE_CLASSES))}") from None
-    return cls(options, base_url=base_url)
+    return SOURCE_CLASSES.get(name)(options, base_url=base_url)

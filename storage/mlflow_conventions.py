@@ -59,6 +59,13 @@ def ci_metrics(metric_rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def row_metrics(metric_rows: list[dict[str, Any]]) -> dict[str, float]:
+    """What a published system run logs to MLflow from its METRIC_SCHEMA rows: each finite value
+    under `metric_key` (`<metric>` or `<metric>/<stratum>`), then its `_ci_low` / `_ci_high`."""
+    metrics = {metric_key(r["metric"], r["stratum"]): r["value"] for r in metric_rows if _finite(r["value"])}
+    return {**metrics, **ci_metrics(metric_rows)}
+
+
 def batch_entities(metrics: dict[str, Any], params: dict[str, str], tags: dict[str, str]) -> tuple[list, list, list]:
     """(metrics, params, tags) as MLflow entities for `log_batch`: metric values rounded, undefined ones left out."""
     from mlflow.entities import Metric, Param, RunTag

@@ -5,7 +5,6 @@ numbers; this module only stores and mirrors them."""
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.mlflow_conventions import ci_metrics, experiment_name
+from storage.mlflow_conventions import experiment_name, row_metrics
 from storage.redaction import redact_text
 from storage.result_json import result_json
 from storage.store import Store
-from storage.tracking import find_system_run, log_job_run, log_system_run, metric_key, short_name
+from storage.tracking import find_system_run, log_job_run, log_system_run, short_name
 
 #: Characters a report folder name keeps; anything else (a "/", "..", spaces) becomes "_".
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -173,12 +172,7 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
             pq.write_table(table, artifact_dir / name)
         (artifact_dir / "manifest.json").write_text(result_json(run.manifest))
         (artifact_dir / "scores.json").write_text(result_json(system.scores))
-        metrics = {
-            metric_key(r["metric"], r["stratum"]): r["value"]
-            for r in metric_rows
-            if system.published and r["value"] is not None and not (isinstance(r["value"], float) and math.isnan(r["value"]))
-        }  # fmt: skip
-        metrics.update(ci_metrics(metric_rows) if system.published else {})  # <metric>_ci_low / _ci_high
+        metrics = row_metrics(metric_rows) if system.published else {}  # values, then <metric>_ci_low / _ci_high
         if system.scored:  # a failed system gets no metrics at all, not a row of zeros
             metrics.update(num_outage_items=float(system.outage_items), num_errored=float(system.errored),
                            num_failed_shards=float(system.failed_shards))  # fmt: skip

@@ -35,9 +35,13 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from storage.registry import Registry
 from verifiers.system import System
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 SystemFactory = Callable[..., System]
 
@@ -121,12 +125,17 @@ class SystemEntry:
         """The factory's named arguments split into (identity, runtime): identity ones change the
         answers and enter the run id; runtime ones are recorded in the manifest only. The label
         is never part of the identity."""
-        params = inspect.signature(self.factory).parameters
-        named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        return [n for n in named if n not in self.runtime_args], [n for n in named if n in self.runtime_args]
+        roles = argument_roles(self.arguments_model())
+        return [n for n, r in roles.items() if r == "identity"], [n for n, r in roles.items() if r == "runtime"]
+
+    def arguments_model(self) -> type[BaseModel]:
+        """The factory's arguments as a typed model (see `arguments_model`)."""
+        return arguments_model(self.name, self.factory, self.runtime_args)
 
     def argument_problems(self, args: dict[str, Any] | None = None) -> list[str]:
-        """Arguments the factory would reject: unknown names and required ones not given."""
+        """Arguments the factory would reject: unknown names, required ones not given, and values
+        of the wrong type or outside a closed set (checked strictly: "no" is not a bool, "3" not
+        an int), each naming the argument."""
         args = args or {}
         params = inspect.signature(self.factory).parameters
         open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
@@ -141,6 +150,8 @@ class SystemEntry:
             for n, p in named.items()
             if p.default is inspect.Parameter.empty and n not in args
         ]
+        if not problems:
+            problems += _type_problems(self.arguments_model(), args)
         return problems
 
     def effective_args(self, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -173,6 +184,58 @@ class SystemEntry:
         reasons = [r for r in (req.unmet_reason() for req in self.requires if probe or req.kind != "reachable") if r]
         reasons += self.argument_problems(args)
         return reasons + key_problems(args or {}) + self.source_problems(args, probe)
+
+
+ArgumentRole = Literal["identity", "runtime"]
+
+
+@functools.cache
+def arguments_model(name: str, factory: SystemFactory, runtime_args: tuple[str, ...] = ()) -> type[BaseModel]:
+    """A pydantic model of a system factory's named arguments, built from its signature: each
+    field has the parameter's annotation and default, and its role (`identity`: hashed into the
+    run id; `runtime`: recorded only, as `@system(runtime_args=...)` declares) in
+    `json_schema_extra["role"]`. Strict, so a TOML string never passes for a bool or a number;
+    an annotation that does not resolve here is left unchecked (Any)."""
+    import typing
+
+    from pydantic import ConfigDict, Field, create_model
+
+    try:
+        hints = typing.get_type_hints(factory)
+    except Exception:  # a name only imported for type checking: check what does resolve
+        hints = {}
+    fields: dict[str, Any] = {}
+    for pname, p in inspect.signature(factory).parameters.items():
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        role: ArgumentRole = "runtime" if pname in runtime_args else "identity"
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[pname] = (hints.get(pname, Any), Field(default, json_schema_extra={"role": role}))
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(factory).parameters.values())
+    config = ConfigDict(strict=True, arbitrary_types_allowed=True, extra="allow" if open_ended else "forbid")
+    return create_model(f"{name}_arguments", __config__=config, **fields)
+
+
+def argument_roles(model: type[BaseModel]) -> dict[str, ArgumentRole]:
+    """Each argument of a system's arguments model and its role, in signature order."""
+    return {n: (f.json_schema_extra or {}).get("role", "identity") for n, f in model.model_fields.items()}  # type: ignore[union-attr]
+
+
+def _type_problems(model: type[BaseModel], args: dict[str, Any]) -> list[str]:
+    """`args` checked against the arguments model: one line per wrong value, naming the argument."""
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(args)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            where = ".".join(str(part) for part in err["loc"])
+            top = err["loc"][0] if err["loc"] else None
+            given = args.get(top) if isinstance(top, str) else None
+            problems.append(f"argument '{where}': {err['msg']} (got {given!r})")
+        return problems
+    return []
 
 
 def key_problems(args: dict[str, Any]) -> list[str]:
@@ -209,8 +272,8 @@ class SystemSpec:
     def config_hash(self) -> str:
         """Hash of what changes the answers: the name and the arguments, less the system's declared
         `runtime_args` (not the label either), so raising concurrency or renaming resumes the run."""
-        entries = _REGISTRY if self.name in _REGISTRY else registered()
-        runtime = set(entries[self.name].runtime_args) if self.name in entries else set()
+        entry = SYSTEMS.get(self.name, None)
+        runtime = set(entry.runtime_args) if entry is not None else set()
         args = {k: v for k, v in self.args.items() if k not in runtime}
         canonical = json.dumps({"name": self.name, "args": args}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
@@ -228,7 +291,20 @@ class SystemSpec:
         return {"index": index_provenance(index_path)}
 
 
-_REGISTRY: dict[str, SystemEntry] = {}
+def _load_builtins() -> None:
+    """Import every module of the `verifiers` package and its subpackages (citations/, reviewers/)
+    once: each registers its own systems, so adding a system is adding a module (heavy dependencies
+    stay inside the factories)."""
+    import pkgutil
+
+    import verifiers
+
+    for info in pkgutil.walk_packages(verifiers.__path__, prefix="verifiers."):
+        importlib.import_module(info.name)
+
+
+SYSTEMS: Registry[SystemEntry] = Registry("system", loader=_load_builtins, describe=lambda e: e.description,
+                                          known_word="registered")
 
 
 def _index_exists(index_path: str) -> bool:
@@ -245,10 +321,8 @@ def system(
     change answers (left out of run identity)."""
 
     def register(factory: SystemFactory) -> SystemFactory:
-        if name in _REGISTRY and _REGISTRY[name].factory is not factory:
-            raise ValueError(f"system '{name}' is already registered by {_REGISTRY[name].factory.__module__}")
         doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
-        _REGISTRY[name] = SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args))
+        SYSTEMS.add(name, SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args)), lazy=False)
         return factory
 
     return register
@@ -261,15 +335,12 @@ def load_plugins(modules: list[str] | tuple[str, ...]) -> None:
 
 
 def registered() -> dict[str, SystemEntry]:
-    _load_builtins()
-    return dict(sorted(_REGISTRY.items()))
+    return SYSTEMS.entries()
 
 
 def get_entry(name: str) -> SystemEntry:
-    entries = registered()
-    if name not in entries:
-        raise KeyError(f"unknown system '{name}'; registered: {', '.join(entries)}")
-    return entries[name]
+    """The system registered as `name` (raises UnknownName, a KeyError, naming the registered ones)."""
+    return SYSTEMS.get(name)
 
 
 def build_system(spec: SystemSpec, plugins: tuple[str, ...] = ()) -> System:
@@ -284,14 +355,3 @@ def build_system(spec: SystemSpec, plugins: tuple[str, ...] = ()) -> System:
         raise RuntimeError(f"system '{spec.name}' is not available here: {'; '.join(reasons)}")
     return entry.factory(**spec.args)
 
-
-def _load_builtins() -> None:
-    """Import every module of the `verifiers` package and its subpackages (citations/, reviewers/)
-    once: each registers its own systems, so adding a system is adding a module (heavy dependencies
-    stay inside the factories)."""
-    import pkgutil
-
-    import verifiers
-
-    for info in pkgutil.walk_packages(verifiers.__path__, prefix="verifiers."):
-        importlib.import_module(info.name)

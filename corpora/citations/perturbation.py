@@ -21,6 +21,7 @@ from corpora.citations.fields import join_authors, ordered, reference_fields
 from corpora.citations.formatting import same_venue
 from corpora.citations.normalization import normalize_text
 from corpora.citations.real_reference import Reference
+from storage.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -52,19 +53,12 @@ class PerturbationContext:
 
 
 Perturbation = Callable[[Reference, PerturbationContext], Perturbed | None]
-PERTURBATIONS: dict[str, Perturbation] = {}
+PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
 
 
 def perturbation(type_name: str) -> Callable[[Perturbation], Perturbation]:
     """Register a perturbation for a hallucination type (one per type)."""
-
-    def register(fn: Perturbation) -> Perturbation:
-        if type_name in PERTURBATIONS:
-            raise ValueError(f"perturbation for '{type_name}' registered twice")
-        PERTURBATIONS[type_name] = fn
-        return fn
-
-    return register
+    return PERTURBATIONS.register(type_name)
 
 
 def _doi_state(fields: dict[str, str]) -> bool | None:

@@ -11,7 +11,11 @@ from corpora.papers.injectors_core import Proposal, RuleInjector
 from corpora.papers.injectors_math import RULES_MATH
 from corpora.papers.injectors_numerics import RULES_NUMERICS
 from corpora.papers.injectors_prose import RULES_PROSE
+from storage.registry import Registry
 
-RULES: dict[str, RuleInjector] = {**RULES_MATH, **RULES_NUMERICS, **RULES_PROSE}
+RULES: Registry[RuleInjector] = Registry("rule injector")
+for _family in (RULES_MATH, RULES_NUMERICS, RULES_PROSE):
+    for _name, _injector in _family.items():
+        RULES.add(_name, _injector)  # a name in two families raises instead of one silently winning
 
 __all__ = ["RULES", "Proposal", "RuleInjector"]

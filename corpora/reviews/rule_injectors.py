@@ -21,9 +21,12 @@ import random
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from storage.registry import Registry
 
 ENTITIES_PATH = Path(__file__).resolve().parent / "data" / "entities.toml"
 
@@ -284,30 +287,37 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
 
 
 # ---------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class ReviewRuleInjector:
+    """A rule injector the taxonomy names (`rule_injector = "..."`): where it can edit a sentence,
+    and the edit it makes at one of those places."""
+
+    candidates: Callable[[str, str], list[Candidate]]  # (sentence, paper_text)
+    edit: Callable[[str, Candidate, random.Random, str], RuleEdit]  # (sentence, candidate, rng, paper_text)
+
+
+RULE_INJECTORS: Registry[ReviewRuleInjector] = Registry("rule injector")
+RULE_INJECTORS.add("number", ReviewRuleInjector(lambda s, _p: number_candidates(s),
+                                                lambda s, c, rng, _p: number_edit(s, c, rng)))
+RULE_INJECTORS.add("temporal", ReviewRuleInjector(lambda s, _p: temporal_candidates(s),
+                                                  lambda s, c, rng, _p: temporal_edit(s, c, rng)))
+RULE_INJECTORS.add("entity", ReviewRuleInjector(entity_candidates, entity_edit))
+
+
 def rule_candidates(name: str, sentence: str, paper_text: str = "") -> list[Candidate]:
     """Where the rule injector `name` can edit the sentence (empty: the rule does not apply)."""
-    if name == "number":
-        return number_candidates(sentence)
-    if name == "temporal":
-        return temporal_candidates(sentence)
-    if name == "entity":
-        return entity_candidates(sentence, paper_text)
-    raise KeyError(f"unknown rule injector '{name}'")
+    return RULE_INJECTORS.get(name).candidates(sentence, paper_text)
 
 
 def rule_edit(name: str, sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
-    if name == "number":
-        return number_edit(sentence, cand, rng)
-    if name == "temporal":
-        return temporal_edit(sentence, cand, rng)
-    if name == "entity":
-        return entity_edit(sentence, cand, rng, paper_text)
-    raise KeyError(f"unknown rule injector '{name}'")
+    return RULE_INJECTORS.get(name).edit(sentence, cand, rng, paper_text)
 
 
 __all__ = [
     "ENTITIES_PATH",
     "Candidate",
+    "RULE_INJECTORS",
+    "ReviewRuleInjector",
     "RuleEdit",
     "entity_candidates",
     "entity_vocabulary",

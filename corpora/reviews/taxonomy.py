@@ -19,9 +19,10 @@ from typing import Any
 
 from corpora.reviews.aspects import ASPECTS
 from corpora.reviews.records import ANCHORS
+from corpora.reviews.rule_injectors import RULE_INJECTORS
 
 TAXONOMY_PATH = Path(__file__).resolve().parent / "data" / "taxonomy.toml"
-RULE_INJECTOR_NAMES = ("number", "temporal", "entity")
+RULE_INJECTOR_NAMES = tuple(RULE_INJECTORS)  # the registry is the one list of names
 
 _ANCHOR_KEYS = {"name", "description", "rule_injector", "avoid_aspects"}
 _NODE_KEYS = {"path", "description", "source", "aliases"}

@@ -32,15 +32,18 @@ flags but no true positive.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from scoring.citations.entry_table import EntryTable, ModeView
+from scoring.citations.metric_catalogue import added
 
 TIER_WEIGHTS: dict[int, float] = {1: 1.0, 2: 2.0, 3: 3.0}
 ECE_BINS = 10
 
-#: Metric names computed for every resample, HALLMARK's keys.
+#: The built-in metrics, computed together by `metric_batch` (HALLMARK's keys); the catalogue
+#: (`scoring/citations/metric_catalogue.py`) describes them and may add more.
 BATCH_METRICS: tuple[str, ...] = (
     "detection_rate",
     "false_positive_rate",
@@ -54,6 +57,21 @@ BATCH_METRICS: tuple[str, ...] = (
     "auroc",
     "auprc",
 )
+
+
+@dataclass(frozen=True)
+class BatchInputs:
+    """What a metric added to the catalogue computes from: the entries, one eval mode's view of
+    them, the resample counts `W` (B x N) and draws, and the confusion counts per resample."""
+
+    entries: EntryTable
+    view: ModeView
+    W: np.ndarray
+    draws: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    tn: np.ndarray
+    fn: np.ndarray
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -180,7 +198,7 @@ def ranking_batch(view: ModeView, y: np.ndarray, W: np.ndarray) -> tuple[np.ndar
 
 
 def metric_batch(entries: EntryTable, view: ModeView, W: np.ndarray, draws: np.ndarray) -> dict[str, np.ndarray]:
-    """All of `BATCH_METRICS` for each resample (row of `W` / `draws`)."""
+    """All of `BATCH_METRICS` and the catalogue's added metrics for each resample (row of `W` / `draws`)."""
     y = entries.hallucinated
     tp, fp, tn, fn = confusion_counts(view, y, W)
     out: dict[str, np.ndarray] = {
@@ -202,6 +220,10 @@ def metric_batch(entries: EntryTable, view: ModeView, W: np.ndarray, draws: np.n
     out["tier3_f1"] = f1_from_counts(tp3, fp3, fn3)
     out["ece"] = ece_batch(view, y, draws)
     out["auroc"], out["auprc"] = ranking_batch(view, y, W)
+    extra = added()
+    if extra:
+        inputs = BatchInputs(entries, view, W, draws, tp, fp, tn, fn)
+        out.update({d.name: np.asarray(d.compute(inputs), dtype=np.float64) for d in extra})  # type: ignore[misc]
     return out
 
 
@@ -210,7 +232,7 @@ def _tw_f1(wtp: np.ndarray, wfn: np.ndarray, fp: np.ndarray) -> np.ndarray:
 
 
 def point_metrics(entries: EntryTable, view: ModeView) -> dict[str, float]:
-    """All of `BATCH_METRICS` on the entries as given (the point estimate)."""
+    """All metrics (`metric_batch`) on the entries as given (the point estimate)."""
     W = np.ones((1, entries.n))
     draws = np.arange(entries.n)[None, :]
     return {k: float(v[0]) for k, v in metric_batch(entries, view, W, draws).items()}

@@ -26,6 +26,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from scoring.citations.metric_catalogue import CITATION_METRICS, leaderboard
 from scoring.citations.report_figures import (
     ppv_curves,
     risk_coverage_curves,
@@ -43,25 +44,32 @@ from scoring.report_context import ReportContext
 from scoring.report_pages import Figure, ReportPage, Section, with_interval, write_page
 from storage.result_json import result_json
 
-LEADER_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc", "ece",
-                  "auroc")
-SHORT = {"detection_rate": "DR", "false_positive_rate": "FPR", "f1_hallucination": "F1",
-         "tier_weighted_f1": "TW-F1", "mcc": "MCC", "ece": "ECE", "auroc": "AUROC"}
 WITHHELD = "withheld: source outage"
-GLOSSARY = (
-    ("DR", "detection rate: share of hallucinated citations flagged HALLUCINATED (recall)."),
-    ("FPR", "false-positive rate: share of valid citations flagged HALLUCINATED."),
-    ("F1", "harmonic mean of precision and DR on the HALLUCINATED class."),
-    ("TW-F1", "tier-weighted F1: hallucinated entries weigh their difficulty tier (1-3) in recall."),
-    ("MCC", "Matthews correlation of verdicts with truth (-1 to 1; 0 = chance); the leaderboard's ranking."),
-    ("ECE", "expected calibration error of the stated confidences (0 = calibrated); n/a when a system "
-            "states two or fewer distinct confidences."),
-    ("AUROC", "probability that a hallucinated citation gets a higher hallucination score than a valid one."),
+#: Glossary terms that are not metrics (the metrics' lines come from the catalogue).
+_TERMS = (
     ("UNCERTAIN", "the system declined to decide; conservative mode leaves it out of DR/FPR, aggressive "
                   "mode counts it as HALLUCINATED."),
     ("coverage", "share of items with a definite VALID/HALLUCINATED verdict (not UNCERTAIN, not errored). "
                  "DR and FPR are computed on the covered items only: read them together."),
 )
+
+
+def leader_metrics() -> tuple[str, ...]:
+    """The leaderboard's metric columns (catalogue entries with `leaderboard=True`), in order."""
+    return tuple(d.name for d in leaderboard())
+
+
+def short_label(metric: str) -> str:
+    """A metric's column header (its catalogue label; the name for a metric not in it)."""
+    entry = CITATION_METRICS.get(metric, None)
+    return entry.label if entry is not None else metric
+
+
+def glossary() -> tuple[tuple[str, str], ...]:
+    """The report's glossary: each leaderboard metric's line, then the other terms."""
+    return (*((d.label, d.glossary) for d in leaderboard() if d.glossary), *_TERMS)
+
+
 _CAPTIONS = {"type_heatmap.png": "Detection rate by type", "tier_bars.png": "Detection rate by tier",
              "ppv_prevalence.png": "PPV vs prevalence", "risk_coverage.png": "Risk–coverage",
              "said_bars.png": "What each system said"}
@@ -125,7 +133,7 @@ def leaderboard_rows(scores: list[CitationScore], context: ReportContext | None 
         state = row_state(s, context)
         shown = state == "scored"
         row: dict[str, Any] = {"system": s.system, "eval_mode": s.eval_mode, "state": state}
-        for k in LEADER_METRICS:
+        for k in leader_metrics():
             row[k] = _nan_none(ms.point[k]) if shown else None
             lo, hi = ms.ci.get(k, (math.nan, math.nan)) if shown else (math.nan, math.nan)
             row[f"{k}_ci_low"], row[f"{k}_ci_high"] = _nan_none(lo), _nan_none(hi)
@@ -262,7 +270,7 @@ class _Document:
 
     def board_table(self) -> tuple[list[str], list[list[str]]]:
         by = {s.system: s for s in self.scores}
-        metrics = [SHORT[k] for k in LEADER_METRICS]
+        metrics = [short_label(k) for k in leader_metrics()]
         head = ["system", metrics[0], metrics[1], "coverage", *metrics[2:], "scored", "errors", "parse failures",
                 "UNCERTAIN", "missing", "FPR@90%cov"]  # fmt: skip
         body = []
@@ -271,9 +279,9 @@ class _Document:
             ms = s.modes[s.eval_mode]
             if r["state"] == "scored":
                 cells = [with_interval(_nan_none(ms.point[k]), *(ms.ci.get(k) or (None, None)), r["num_scored"])
-                         for k in LEADER_METRICS]  # fmt: skip
+                         for k in leader_metrics()]  # fmt: skip
             else:
-                cells = [r["metrics_note"] if r["state"] != "failed" else "FAILED"] + ["n/a"] * (len(LEADER_METRICS) - 1)
+                cells = [r["metrics_note"] if r["state"] != "failed" else "FAILED"] + ["n/a"] * (len(leader_metrics()) - 1)
             body.append([r["system"], cells[0], cells[1], _pct(r["decided_fraction"]), *cells[2:],
                          f"{r['num_scored']}/{r['num_entries']}", str(r["num_errors"]),
                          f"{r['num_parse_failures']} ({_fmt(r['parse_failure_rate'])})", str(r["num_uncertain"]),
@@ -301,7 +309,7 @@ class _Document:
         return head, [[r["fold"], _fmt(r["kendall_tau"]), str(r["moved"]), r["ranking"]] for r in self.fold_rows]
 
     def pair_table(self) -> tuple[list[str], list[list[str]]]:
-        head = ["A", "B", f"{SHORT.get(self.pairs[0]['metric'], self.pairs[0]['metric'])} A - B", "95% CI", "p",
+        head = ["A", "B", f"{short_label(self.pairs[0]['metric'])} A - B", "95% CI", "p",
                 "p (Holm)", "q (BH)"]  # fmt: skip
         return head, [[r["system_a"], r["system_b"], f"{r['diff']:+.3f}", f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
                        _fmt(r["p"]), _fmt(r["p_holm"]), _fmt(r["p_bh"])] for r in self.pairs]  # fmt: skip
@@ -331,4 +339,4 @@ class _Document:
         if self.labelled and self.ranks:
             sections.append(Section("Ranking (Plackett–Luce on per-entry correctness)", table=self.rank_table()))
         figures = [Figure(f, _CAPTIONS.get(f.name, f.name)) for f in figs]
-        return ReportPage(self.title, self.context, _intro(self.scores), sections, GLOSSARY, figures)
+        return ReportPage(self.title, self.context, _intro(self.scores), sections, glossary(), figures)

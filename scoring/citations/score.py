@@ -33,39 +33,14 @@ import pyarrow as pa
 from scoring.bootstrap import bootstrap_samples, percentile_interval, strata_of
 from scoring.citations.breakdown import stratum_counts, tier_strata, type_strata
 from scoring.citations.entry_table import EVAL_MODES, MISSING, UNCERTAIN, EntryTable
-from scoring.citations.metrics import BATCH_METRICS, metric_batch, point_metrics
+from scoring.citations.metric_catalogue import CITATION_METRICS, added, ci_keys, row_metrics, summary_metrics
+from scoring.citations.metrics import metric_batch, point_metrics
 from scoring.output_census import OutputCensus, census_of
 from scoring.proportion_interval import wilson_interval
 
-#: HALLMARK's name for each metric's CI key.
-CI_KEYS: dict[str, str] = {
-    "detection_rate": "detection_rate_ci",
-    "f1_hallucination": "f1_hallucination_ci",
-    "tier_weighted_f1": "tier_weighted_f1_ci",
-    "false_positive_rate": "fpr_ci",
-    "ece": "ece_ci",
-    "mcc": "mcc_ci",
-    "tier3_f1": "tier3_f1_ci",
-    "macro_f1": "macro_f1_ci",
-    "auroc": "auroc_ci",
-    "auprc": "auprc_ci",
-    "precision": "precision_ci",
-}
-
-
-#: Why a number is null in a summary (`null_reasons`): no labels at all, or an empty denominator.
+#: Why a number is null in a summary (`null_reasons`): no labels at all, or an empty denominator
+#: (each metric's reason is its catalogue entry's `undefined`).
 NO_LABELS = "not applicable: no labels"
-_UNDEFINED = {
-    "detection_rate": "undefined: no hallucinated entry in the confusion matrix",
-    "false_positive_rate": "undefined: no valid entry in the confusion matrix",
-    "precision": "undefined: nothing flagged",
-    "ece": "undefined: two or fewer distinct confidences (no calibration curve)",
-    "auroc": "undefined: one class absent among entries with a confidence",
-    "auprc": "undefined: no hallucinated entry with a confidence",
-    "mcc": "undefined: an empty row or column of the confusion matrix",
-}
-_SUMMARY_METRICS = ("detection_rate", "false_positive_rate", "f1_hallucination", "tier_weighted_f1", "mcc",
-                    "macro_f1", "ece", "auroc", "auprc", "tier3_f1", "precision")
 
 
 def _clean(x: float) -> float | None:
@@ -132,10 +107,11 @@ class CitationScore:
             "num_hallucinated": c["num_hallucinated"],
             "num_valid": c["num_valid"],
         }
-        for k in _SUMMARY_METRICS:
+        metrics = summary_metrics()
+        for k in metrics:
             out[k] = _clean(ms.point[k])
         out["num_uncertain"] = c["num_uncertain"]
-        for k, key in CI_KEYS.items():
+        for k, key in ci_keys().items():
             lo_hi = ms.ci.get(k)
             out[key] = None if lo_hi is None or math.isnan(lo_hi[0]) else [lo_hi[0], lo_hi[1]]
         out["per_tier_metrics"] = {
@@ -181,7 +157,7 @@ class CitationScore:
         )
         out["labelled"] = self.labelled
         out["null_reasons"] = {k: self._null_reason(ms, k) for k, v in out.items()
-                               if v is None and k in (*_SUMMARY_METRICS, "coverage", "coverage_adjusted_f1",
+                               if v is None and k in (*metrics, "coverage", "coverage_adjusted_f1",
                                                       "parse_failure_rate", "decided_fraction")}  # fmt: skip
         if self.census is not None:
             out["outputs"] = self.census.as_dict()
@@ -192,7 +168,8 @@ class CitationScore:
             return NO_LABELS
         if metric in ms.support and ms.support[metric] == 0:
             return f"undefined: no entry in its denominator ({ms.support['in_matrix']} entries in the matrix)"
-        return _UNDEFINED.get(metric, "undefined: zero denominator")
+        entry = CITATION_METRICS.get(metric, None)
+        return entry.undefined if entry is not None else "undefined: zero denominator"
 
     def metric_rows(self) -> pa.Table:
         """METRIC_SCHEMA rows for every mode and stratum."""
@@ -206,7 +183,7 @@ class CitationScore:
                              value=v, ci_low=float(ci[0]), ci_high=float(ci[1]), n=int(n)))
 
         for mode, ms in self.modes.items():
-            for k in BATCH_METRICS:
+            for k in row_metrics():
                 add(mode, k, "all", ms.point[k], ms.support[k], ms.ci.get(k, (math.nan, math.nan)))
             c = self.counts
             for k in ("num_errors", "num_parse_failures", "num_uncertain", "num_missing"):
@@ -252,6 +229,8 @@ def _score_mode(entries: EntryTable, mode: str, bootstrap: int, seed: int) -> Mo
         "auroc": nconf,
         "auprc": nconf,
     }
+    for d in added():
+        support[d.name] = d.support(entries, view) if d.support is not None else int(m.sum())
     ci: dict[str, tuple[float, float]] = {}
     samples: dict[str, np.ndarray] = {}
     if bootstrap > 0 and entries.n > 0:

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from scoring import score_citation_outputs
-from scoring.citations.report import GLOSSARY, leaderboard_rows, write_run_report
+from scoring.citations.report import glossary, leaderboard_rows, write_run_report
 from scoring.citations.score import NO_LABELS
 from scoring.report_context import ReportContext, SystemStatus
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
@@ -158,9 +158,9 @@ def test_report_html_is_self_contained_and_states_the_run(tmp_path):
     assert parsed.texts[1].startswith("INCOMPLETE: scores withheld: source outage")  # right under the title
     for fact in ("snapshot: 2026-11-29", "code revision: deadbeef+dirty", "corpus: dev@abc"):
         assert fact in parsed.texts
-    for term, _ in GLOSSARY:
+    for term, _ in glossary():
         assert term in parsed.texts
-    assert {"DR", "FPR", "F1", "TW-F1", "MCC", "ECE", "AUROC", "UNCERTAIN", "coverage"} <= {t for t, _ in GLOSSARY}
+    assert {"DR", "FPR", "F1", "TW-F1", "MCC", "ECE", "AUROC", "UNCERTAIN", "coverage"} <= {t for t, _ in glossary()}
     # withheld: no numbers for that system anywhere in the leaderboard
     (row,) = strict_loads((tmp_path / "leaderboard.json").read_text())
     assert row["state"] == "withheld" and row["detection_rate"] is None

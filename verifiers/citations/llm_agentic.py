@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from typing import Any, Literal, get_args
 
 from clients.bib_record import BibRecord
 from clients.errors import ClientError, ParseError
@@ -57,7 +57,8 @@ When you are ready to give your final answer, output ONLY valid JSON -- no prose
 Do NOT output the JSON until you have used enough tools or determined that parametric knowledge is sufficient."""
 
 FINAL_TURN = "You have used all your tool calls. Give your final verdict now as JSON only."
-AGGREGATIONS = ("model", "consensus", "any_no_match")
+AgenticAggregation = Literal["model", "consensus", "any_no_match"]
+AGGREGATIONS: tuple[str, ...] = get_args(AgenticAggregation)
 TITLE_MATCH = 0.85
 
 
@@ -235,8 +236,9 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
 @system("llm_agentic", requires=[package("litellm")],
         description="LLM verifier that may query bibliographic sources up to k times per entry",
         runtime_args=("api_key_env", "price_override"))  # fmt: skip
-def build_llm_agentic(model: str, sources: list[str] | None = None, max_tool_calls: int = 5, aggregation: str = "model",
-                      api_base: str | None = None, api_key_env: str | None = None, temperature: float | None = 0.0,
+def build_llm_agentic(model: str, sources: list[str] | None = None, max_tool_calls: int = 5,
+                      aggregation: AgenticAggregation = "model", api_base: str | None = None,
+                      api_key_env: str | None = None, temperature: float | None = 0.0,
                       seed: int | None = 42, max_tokens: int = 1024,
                       price_override: list[float] | None = None) -> LLMAgenticVerifier:  # fmt: skip
     return LLMAgenticVerifier(model, sources=sources, max_tool_calls=max_tool_calls, aggregation=aggregation,
