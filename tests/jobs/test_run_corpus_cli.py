@@ -64,6 +64,14 @@ def test_unknown_system_argument_is_named(tmp_path):
     assert "system 'prescreen': unknown argument 'reference_yaer' (accepted: reference_year)" in done.stderr
 
 
+def test_wrong_argument_value_is_named_before_ray(tmp_path):
+    """Issue 23 item 7: `closed_world="no"` once passed and ran as true."""
+    done, elapsed = timed("--systems", 'field_match:closed_world="no"', "--snapshot", SNAPSHOT, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "system 'field_match': argument 'closed_world': Input should be a valid boolean (got 'no')" in done.stderr
+    assert "Traceback" not in done.stderr and elapsed < 30
+
+
 def test_systems_flag_takes_arguments_as_toml_or_json_values():
     assert parse_systems_flag("field_match:closed_world=true,index_path=idx.parquet,prescreen") == [
         {"name": "field_match", "args": {"closed_world": True, "index_path": "idx.parquet"}},
