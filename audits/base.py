@@ -77,11 +77,15 @@ def config_relative(value: Any, info: ValidationInfo, *, expand_vars: bool = Fal
 
 def section(config: RunConfig, name: str, model: type[SectionT]) -> SectionT:
     """The config's `[name]` section as `model`: the typed one `configure` left, else validated
-    from the raw table (a config built in code), else the model's defaults."""
+    from the raw table (paths relative to the config file it was read from), else the defaults."""
     value = config.sections.get(name)
     if isinstance(value, model):
         return value
-    return model.model_validate(value or {})
+    return model.model_validate(value or {}, context={"config_dir": _config_dir(config)})
+
+
+def _config_dir(config: RunConfig) -> str | None:
+    return str(Path(config.source).parent) if config.source else None
 
 
 def configure(audit: Audit[Any], config: RunConfig) -> RunConfig:
@@ -92,7 +96,7 @@ def configure(audit: Audit[Any], config: RunConfig) -> RunConfig:
     from cluster.run_config import ConfigError, describe
 
     where = config.source or "config"
-    config_dir = str(Path(config.source).parent) if config.source else None
+    config_dir = _config_dir(config)
     typed: dict[str, Any] = {}
     for name, value in config.sections.items():
         if name in audit.sections or config.recorded:

@@ -1,8 +1,8 @@
 """A run as configured: TOML file -> `RunConfig`, CLI flags override single fields.
 
 `RunConfig` holds what every run has (the audit's name, corpus, systems, storage, tracking,
-snapshot, resources, models, plugins). The tables of one audit kind (`[papers]`, `[reviews]`,
-`[adjudication]`, a plug-in's own) are kept here as raw data: the audit the config names owns
+snapshot, resources, models, plugins). The tables of one audit kind (the paper audit's, the review
+audit's, a plug-in's own) are kept here as raw data: the audit the config names owns
 their typed models, validates them and resolves their relative paths (`audits.base.configure`),
 so nothing in this file knows an audit kind.
 
@@ -54,7 +54,7 @@ class RunConfig(BaseModel):
     # Any kind registered in audits/AUDITS (checked there, with the known kinds named): a new audit
     # kind is a module and a registry line, not an edit here.
     audit: str = Field(
-        "citations", description="The audit kind (audits.AUDITS): citations, paper_audit, reviews, or a plug-in's"
+        "citations", description="The audit kind: a name in audits.AUDITS, built in or registered by a plug-in"
     )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     systems: list[SystemConfig] = Field(
@@ -82,7 +82,7 @@ class RunConfig(BaseModel):
         "conservative", description="conservative | aggressive | both"
     )
     bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for confidence intervals (0: none)")
-    plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems")
+    plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems or audit kinds")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Response cache, rate limits, budget, self-hosted models")
     allow_incomplete: bool = Field(
         False, description="Publish scores even when a source outage left answers UNCERTAIN (the result says so)"

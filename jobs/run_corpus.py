@@ -101,7 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-attempts", type=int, help="tries per shard before it is recorded failed (default 3)")
     p.add_argument("--eval-mode", choices=["conservative", "aggressive", "both"], help="how UNCERTAIN and missing count")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for CIs (default 1000; 0 disables)")
-    p.add_argument("--plugins", help="comma-separated modules that register more systems")
+    p.add_argument("--plugins", help="comma-separated modules that register more systems or audit kinds")
     p.add_argument("--ray-address", help="Ray GCS address host:port, or the dashboard URL http://host:8265 "
                    "(default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--allow-incomplete", action="store_true", default=None,
