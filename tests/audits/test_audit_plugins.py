@@ -154,6 +154,12 @@ def test_a_toy_kinds_section_and_identity_come_from_its_plug_in(tmp_path):
     base = run_key_of(toy_config(tmp_path))
     assert run_key_of(toy_config(tmp_path, note="runtime only")) == base  # not an identity field
     assert run_key_of(toy_config(tmp_path, seed=1)) != base
+    # the extension cost (docs/design.md): files outside the plug-in that name the kind, its section or item kind
+    rooms = ("storage", "clients", "checkers", "corpora", "verifiers", "adjudication", "scoring", "cluster", "audits",
+             "jobs")  # fmt: skip
+    outside = [p.relative_to(REPO_ROOT) for room in rooms for p in (REPO_ROOT / room).rglob("*.py")
+               if re.search(r"\btoy(_word|_x_detector)?\b", p.read_text(encoding="utf-8"))]
+    assert outside == []
     citations = write(tmp_path, '[toy]\nwords = "words.txt"\nplugins = []\n')
     with pytest.raises(ConfigError, match=r"section \[toy\] is not used by audit 'citations'"):
         configured(citations)
