@@ -3,8 +3,11 @@ config's `audit = "..."`. Each runs the same five steps: build corpus -> run sys
 adjudicate -> score -> publish (see audits/base.py). May import every room below jobs/;
 only jobs/, bench/ and tests/ import it.
 
-Adding an audit kind is one module here plus one line in `AUDITS`: the registry holds
-"module:Class" paths, imported on first use, so `jobs/run_corpus.py --help` stays instant.
+Adding an audit kind is one module plus one registry line: built-in kinds are a line in
+`AUDITS` ("module:Class" paths, imported on first use, so `jobs/run_corpus.py --help` stays
+instant); a plug-in module named in a config's `plugins` calls `register_audit` when imported.
+The kind brings its own config sections, identity and item kinds (audits/base.py); the driver,
+`RunConfig` and cluster/ need no edit.
 """
 
 from __future__ import annotations
@@ -20,6 +23,13 @@ AUDITS: dict[str, str] = {
     "paper_audit": "audits.papers:PaperAudit",
     "reviews": "audits.reviews:ReviewAudit",
 }
+
+
+def register_audit(name: str, path: str) -> None:
+    """Register a plug-in audit kind as "module:Class" (e.g. from a module a config's `plugins` names)."""
+    if AUDITS.get(name, path) != path:
+        raise ValueError(f"audit kind '{name}' is already registered as {AUDITS[name]}")
+    AUDITS[name] = path
 
 
 class UnknownAudit(KeyError):
@@ -39,4 +49,4 @@ def get_audit(name: str) -> Audit:
     return getattr(importlib.import_module(module), cls)()
 
 
-__all__ = ["AUDITS", "UnknownAudit", "get_audit"]
+__all__ = ["AUDITS", "UnknownAudit", "get_audit", "register_audit"]

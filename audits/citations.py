@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 
-from audits.base import AuditContext, ShardedAudit, Verdicts
+from audits.base import LEGACY_IDENTITY, AuditContext, ShardedAudit, Verdicts
 from audits.summary import LEADERBOARD_METRICS, RunSummary, count_outage_answers
 from storage.run_publication import (
     Submission,
@@ -54,6 +54,11 @@ class CitationScores:
 class CitationAudit(ShardedAudit):
     name: ClassVar[str] = "citations"
     corpus_needs_cluster: ClassVar[bool] = False
+    sections = {}  # the corpus and systems are every run's; nothing of its own
+    item_kinds = ("citation",)
+
+    def identity(self, config: RunConfig) -> tuple[Any, ...]:
+        return LEGACY_IDENTITY  # the run key as before the sections moved to their audits
 
     def build_corpus(self, config: RunConfig, services: RunServices | None) -> LoadedCorpus:
         from corpora import load_corpus

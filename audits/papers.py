@@ -10,8 +10,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
+from pydantic import Field, ValidationInfo, field_validator
 
-from audits.base import AuditContext, ShardedAudit, Verdicts
+from audits.base import (
+    LEGACY_IDENTITY,
+    AuditContext,
+    AuditSection,
+    ShardedAudit,
+    Verdicts,
+    config_relative,
+    section,
+)
 from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary, count_outage_answers
 from storage.run_publication import (
     Submission,
@@ -29,6 +38,54 @@ if TYPE_CHECKING:
     from clients.run_services import RunServices
     from cluster.run_config import RunConfig
     from corpora.loaded_corpus import LoadedCorpus
+
+
+class PapersConfig(AuditSection):
+    """`[papers]`: the papers to inject errors into."""
+
+    identity_fields = ("paths", "seed")
+    paths: list[str] = Field(default_factory=list, description="LaTeX project folders, one paper each; relative to the config file")
+    seed: int = Field(7, description="Seed of the injection schedule and draws")
+    variant: str | None = Field(None, description="Sub-type registry variant (e.g. 'ml')")
+    check_compile: bool = Field(True, description="Compile injected copies when a TeX engine is installed")
+    proposer_model: str | None = Field(None, description="Gateway model for LLM-proposed injections (None: rule injections only)")
+    proposer_api_base: str | None = Field(None, description="API base for the proposer model")
+    errata_repos: list[str | dict[str, Any]] = Field(
+        default_factory=list,
+        description="Natural-error track: paper git repositories whose history holds errata; each a path or "
+                    "{repo, folder, main_file, paper_id, max_copies, rev} (corpora/papers/errata.py); relative to the config file",
+    )  # fmt: skip
+
+    @field_validator("paths", mode="before")
+    @classmethod
+    def _paths_relative_to_the_config(cls, value: Any, info: ValidationInfo) -> Any:
+        return [config_relative(p, info) for p in value] if isinstance(value, list) else value
+
+    @field_validator("errata_repos", mode="before")
+    @classmethod
+    def _repos_relative_to_the_config(cls, value: Any, info: ValidationInfo) -> Any:
+        # natural-error repositories, like paper folders, are relative to the config
+        if not isinstance(value, list):
+            return value
+        return [config_relative(e, info) if isinstance(e, str) else ({**e, "repo": config_relative(e["repo"], info)}
+                if isinstance(e, dict) and isinstance(e.get("repo"), str) else e) for e in value]  # fmt: skip
+
+
+class AdjudicationConfig(AuditSection):
+    """`[adjudication]`: the judges and checkers that turn reviewers' flags into verdicts."""
+
+    identity_fields = ()  # judges read the stored answers: they do not change what the systems audited
+
+    panel: list[str | dict[str, Any]] = Field(default_factory=list, description="Judge models for detection matching (cross-family)")
+    escalation: str | dict[str, Any] | None = Field(None, description="Judge given the full paper on a split or unsure panel")
+    low_confidence: float = Field(0.7, description="A panel majority below this mean confidence escalates")
+    fp_panel: list[str | dict[str, Any]] | None = Field(None, description="General false-positive panel (default: panel)")
+    checker_url: str | None = Field(None, description="Checker service URL (default: local sandboxed checks)")
+    cited_texts_dir: str | None = Field(None, description="Folder of <bibkey>.txt with cited works' text")
+
+
+def papers_section(config: RunConfig) -> PapersConfig:
+    return section(config, "papers", PapersConfig)
 
 
 @dataclass
@@ -56,6 +113,12 @@ class PaperScores:
 class PaperAudit(ShardedAudit):
     name: ClassVar[str] = "paper_audit"
     corpus_needs_cluster: ClassVar[bool] = True
+    sections = {"papers": PapersConfig, "adjudication": AdjudicationConfig}
+    item_kinds = ("paper_copy",)
+
+    def identity(self, config: RunConfig) -> tuple[Any, ...]:
+        papers = papers_section(config)
+        return (papers.paths, papers.seed, *LEGACY_IDENTITY[2:])  # the run key as before the sections moved
 
     def build_corpus(self, config: RunConfig, services: RunServices | None) -> LoadedCorpus:
         return build_paper_corpus(config, services)
@@ -84,29 +147,30 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
     from corpora.papers.audit_corpus import build_paper_audit_corpus
     from corpora.papers.llm_proposer import LLMProposer
 
-    if not config.papers.paths and not config.papers.errata_repos:
+    papers = papers_section(config)
+    if not papers.paths and not papers.errata_repos:
         raise ValueError("a paper_audit run needs [papers] paths = [...] (LaTeX project folders) "
                          "or errata_repos = [...] (paper git repositories)")
     proposer = None
-    if config.papers.proposer_model:
+    if papers.proposer_model:
         from clients.llm_gateway import LLMGateway
 
-        gateway = LLMGateway(config.papers.proposer_model, run_services.llm, api_base=config.papers.proposer_api_base,
+        gateway = LLMGateway(papers.proposer_model, run_services.llm, api_base=papers.proposer_api_base,
                              cache_dir=resolve_cache_dir(config.llm))  # fmt: skip
         proposer = LLMProposer(gateway)
-    print(f"[papers] injecting errors into {len(config.papers.paths)} papers (seed {config.papers.seed})", flush=True)
+    print(f"[papers] injecting errors into {len(papers.paths)} papers (seed {papers.seed})", flush=True)
     # the proposer's answers go to the run's storage, keyed by what makes the corpus (not the systems)
-    key = run_key("paper_corpus", config.papers.paths, config.papers.seed, config.papers.variant,
-                  config.papers.proposer_model, config.papers.proposer_api_base, config.snapshot)  # fmt: skip
+    key = run_key("paper_corpus", papers.paths, papers.seed, papers.variant,
+                  papers.proposer_model, papers.proposer_api_base, config.snapshot)  # fmt: skip
     with driver_answers(run_services, config.storage, key, "proposer"):
-        corpus = build_paper_audit_corpus(config.papers.paths, config.papers.seed, proposer,
-                                          corpus=config.corpus.name or "paper_audit", variant=config.papers.variant,
-                                          check_compile=config.papers.check_compile,
+        corpus = build_paper_audit_corpus(papers.paths, papers.seed, proposer,
+                                          corpus=config.corpus.name or "paper_audit", variant=papers.variant,
+                                          check_compile=papers.check_compile,
                                           same_maths=same_at_sample_points)  # fmt: skip
-    if config.papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
+    if papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
         from corpora.papers.errata import add_natural_track
 
-        corpus, scans = add_natural_track(corpus, config.papers.errata_repos)
+        corpus, scans = add_natural_track(corpus, papers.errata_repos)
         for paper_id, scan in scans.items():
             print(f"[papers] {paper_id}: {len(scan.errata)} errata in {len(scan.by_commit())} fixing commits "
                   f"({scan.commits_scanned} commits read)", flush=True)
@@ -121,7 +185,7 @@ def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_d
         adjudicate_paper_run,
     )
 
-    adj = config.adjudication
+    adj = section(config, "adjudication", AdjudicationConfig)
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
                                        low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
                                        checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip

@@ -14,11 +14,20 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pyarrow as pa
+from pydantic import Field, ValidationInfo, field_validator
 
-from audits.base import AuditContext, ShardedAudit, Verdicts
+from audits.base import (
+    LEGACY_IDENTITY,
+    AuditContext,
+    AuditSection,
+    ShardedAudit,
+    Verdicts,
+    config_relative,
+    section,
+)
 from audits.summary import RunSummary, count_outage_answers
 from storage.run_publication import (
     Submission,
@@ -44,6 +53,38 @@ INJECTED_COLUMNS = ("review_f1", "sentence_f1", "type_macro_f1", "token_f1")
 NATURAL_COLUMNS = ("segment_precision", "segment_recall", "segment_f1", "segment_mcc")
 _HEADERS = {"review_f1": "revF1", "sentence_f1": "sentF1", "type_macro_f1": "typeF1", "token_f1": "tokF1",
             "segment_precision": "segP", "segment_recall": "segR", "segment_f1": "segF1", "segment_mcc": "segMCC"}  # fmt: skip
+
+
+class ReviewsConfig(AuditSection):
+    """`[reviews]`: the review-hallucination audit's corpus and track."""
+
+    path: str | None = Field(None, description="Review file (ReviewCritique, generic JSONL or OpenReview export); relative to the config file")
+    truth: str | None = Field(None, description="A corpus built by jobs/build_review_corpus.py: path = its items.jsonl, "
+                              "truth = its truth.jsonl (used as built: no injection here); relative to the config file")
+    format: Literal["auto", "reviewcritique", "generic", "jsonl", "openreview"] = Field(
+        "auto", description="reviewcritique | generic (= jsonl) | openreview | auto (by content)")
+    track: Literal["injected", "natural"] = Field(
+        "injected", description="injected: 1 clean + `copies` injected copies per review (Tasks 1-3); "
+                                "natural: the reviews with their own labels (ReviewCritique segment track)")
+    seed: int = Field(0, description="Seed of the injection schedule")
+    copies: int = Field(1, ge=0, description="Injected copies per review (injected track)")
+    min_injections: int = Field(1, ge=1, description="Fewest injections in an injected copy")
+    max_injections: int = Field(2, ge=1, description="Most injections in an injected copy")
+    anchors: list[str] | None = Field(None, description="Anchors to inject (default: every anchor some injector can make)")
+    injector_model: str | None = Field(None, description="Gateway model for the LLM injector (None: rule injectors only)")
+    injector_api_base: str | None = Field(None, description="API base for the injector model")
+    unanswered: Literal["exclude", "negative"] = Field(
+        "exclude", description="Reviews a detector did not answer: left out of a task's denominator, or counted as negatives")
+
+    @field_validator("path", "truth", mode="before")
+    @classmethod
+    def _relative_to_the_config(cls, value: Any, info: ValidationInfo) -> Any:
+        # "$SCRUTINEER_SHARED_DATA/hallupeer/...": the shared benchmark data wherever it lives
+        return config_relative(value, info, expand_vars=True)
+
+
+def reviews_section(config: RunConfig) -> ReviewsConfig:
+    return section(config, "reviews", ReviewsConfig)
 
 
 @dataclass
@@ -80,6 +121,12 @@ class ReviewAuditScores:
 class ReviewAudit(ShardedAudit):
     name: ClassVar[str] = "reviews"
     corpus_needs_cluster: ClassVar[bool] = False
+    sections = {"reviews": ReviewsConfig}
+    item_kinds = ("review",)
+
+    def identity(self, config: RunConfig) -> tuple[Any, ...]:
+        # the whole section, in the slot it had before the sections moved: the run key is unchanged
+        return (*LEGACY_IDENTITY[:2], reviews_section(config).model_dump(mode="json"))
 
     def build_corpus(self, config: RunConfig, services: RunServices | None) -> LoadedCorpus:
         return build_review_corpus(config)
@@ -90,7 +137,7 @@ class ReviewAudit(ShardedAudit):
     def score(self, ctx: AuditContext, verdicts: Verdicts) -> ReviewAuditScores:
         c = ctx.config
         return score_review_runs(ctx.plan.store, ctx.plan.runs, failed=ctx.failed, bootstrap=c.bootstrap,
-                                 unanswered=c.reviews.unanswered, allow_incomplete=c.allow_incomplete)  # fmt: skip
+                                 unanswered=reviews_section(c).unanswered, allow_incomplete=c.allow_incomplete)  # fmt: skip
 
     def publish(self, ctx: AuditContext, verdicts: Verdicts, scores: ReviewAuditScores, elapsed_s: float) -> RunSummary:
         return publish_review_runs(ctx.plan.store, ctx.plan.runs, scores, failed=ctx.failed,
@@ -104,7 +151,7 @@ def build_review_corpus(config: RunConfig) -> LoadedCorpus:
     from corpora.reviews.corpus_io import corpus_tables
     from corpora.reviews.ingest import load_reviews
 
-    r = config.reviews
+    r = reviews_section(config)
     if not r.path:
         raise ValueError("a reviews run needs [reviews] path = \"...\" (a ReviewCritique, generic JSONL or "
                          "OpenReview review file)")  # fmt: skip
@@ -150,7 +197,7 @@ def _prebuilt_corpus(config: RunConfig) -> LoadedCorpus:
     from corpora.loaded_corpus import LoadedCorpus, LoadError
     from corpora.reviews.corpus_io import corpus_tables, read_jsonl
 
-    r = config.reviews
+    r = reviews_section(config)
     copies, truth_by_id, errors = read_jsonl(_path(r.path), _path(r.truth))
     missing = [c.review_id for c in copies if c.review_id not in truth_by_id]
     errors += [LoadError(str(r.truth), 0, f"no truth line for review {m}", m) for m in missing]
@@ -177,7 +224,7 @@ def _inject(config: RunConfig, sources: list, name: str):
     from corpora.reviews.corpus_builder import BuildConfig, ReviewInjectionBuilder
     from corpora.reviews.equivalence import EquivalenceVerifier
 
-    r = config.reviews
+    r = reviews_section(config)
     build = BuildConfig(seed=r.seed, injected_copies=r.copies, injections_per_copy=(r.min_injections, r.max_injections),
                         anchors=tuple(r.anchors) if r.anchors else None, llm_model=r.injector_model)  # fmt: skip
     injector = None

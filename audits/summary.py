@@ -36,6 +36,8 @@ class RunSummary:
     tracking_uri: str | None = None
     elapsed_s: float = 0.0
     columns: tuple[str, ...] = LEADERBOARD_METRICS
+    title: str | None = None
+    """The table's heading for a kind with its own columns (a plug-in's); None: the built-in ones'."""
 
     @property
     def errored_items(self) -> int:
@@ -60,6 +62,8 @@ class RunSummary:
             title = "Leaderboard (HALLMARK conventions: UNCERTAIN outside the confusion matrix, missing = VALID)"
             counts = (("scored", "num_scored"), ("errored", "num_errors"), ("unparsed", "num_parse_failures"),
                       ("uncertain", "num_uncertain"))  # fmt: skip
+        elif self.title is not None:  # a plug-in kind's own columns
+            title, counts = self.title, (("scored", "num_scored"), ("errored", "num_errors"))
         else:
             title = "Paper audit: detection rate of injected errors, false-positive rate of flags on clean copies"
             counts = (("injected", "num_injections"), ("natural", "num_natural_errata"), ("flags", "num_flags_adjudicated"),

@@ -1,20 +1,26 @@
 """A run as configured: TOML file -> `RunConfig`, CLI flags override single fields.
 
-Nothing here changes a run's identity except the corpus, the systems (name + args) and the
-snapshot; workers, shard size and attempts are resources.
+`RunConfig` holds what every run has (the audit's name, corpus, systems, storage, tracking,
+snapshot, resources, models, plugins). The tables of one audit kind (the paper audit's, the review
+audit's, a plug-in's own) are kept here as raw data: the audit the config names owns
+their typed models, validates them and resolves their relative paths (`audits.base.configure`),
+so nothing in this file knows an audit kind.
+
+Nothing here changes a run's identity except the corpus, the systems (name + args), the
+snapshot and the identity fields of the audit's own sections; workers, shard size and attempts
+are resources.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from cluster.run_services import LLMConfig
 
@@ -34,54 +40,6 @@ class CorpusConfig(BaseModel):
     split: str | None = Field(None, description="Split name recorded on items")
 
 
-class PapersConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    paths: list[str] = Field(default_factory=list, description="LaTeX project folders, one paper each; relative to the config file")
-    seed: int = Field(7, description="Seed of the injection schedule and draws")
-    variant: str | None = Field(None, description="Sub-type registry variant (e.g. 'ml')")
-    check_compile: bool = Field(True, description="Compile injected copies when a TeX engine is installed")
-    proposer_model: str | None = Field(None, description="Gateway model for LLM-proposed injections (None: rule injections only)")
-    proposer_api_base: str | None = Field(None, description="API base for the proposer model")
-    errata_repos: list[str | dict[str, Any]] = Field(
-        default_factory=list,
-        description="Natural-error track: paper git repositories whose history holds errata; each a path or "
-                    "{repo, folder, main_file, paper_id, max_copies, rev} (corpora/papers/errata.py); relative to the config file",
-    )  # fmt: skip
-
-
-class ReviewsConfig(BaseModel):
-    """The review-hallucination audit's corpus (audit = "reviews"; audits/reviews.py)."""
-
-    model_config = ConfigDict(extra="forbid")
-    path: str | None = Field(None, description="Review file (ReviewCritique, generic JSONL or OpenReview export); relative to the config file")
-    truth: str | None = Field(None, description="A corpus built by jobs/build_review_corpus.py: path = its items.jsonl, "
-                              "truth = its truth.jsonl (used as built: no injection here); relative to the config file")
-    format: Literal["auto", "reviewcritique", "generic", "jsonl", "openreview"] = Field(
-        "auto", description="reviewcritique | generic (= jsonl) | openreview | auto (by content)")
-    track: Literal["injected", "natural"] = Field(
-        "injected", description="injected: 1 clean + `copies` injected copies per review (Tasks 1-3); "
-                                "natural: the reviews with their own labels (ReviewCritique segment track)")
-    seed: int = Field(0, description="Seed of the injection schedule")
-    copies: int = Field(1, ge=0, description="Injected copies per review (injected track)")
-    min_injections: int = Field(1, ge=1, description="Fewest injections in an injected copy")
-    max_injections: int = Field(2, ge=1, description="Most injections in an injected copy")
-    anchors: list[str] | None = Field(None, description="Anchors to inject (default: every anchor some injector can make)")
-    injector_model: str | None = Field(None, description="Gateway model for the LLM injector (None: rule injectors only)")
-    injector_api_base: str | None = Field(None, description="API base for the injector model")
-    unanswered: Literal["exclude", "negative"] = Field(
-        "exclude", description="Reviews a detector did not answer: left out of a task's denominator, or counted as negatives")
-
-
-class AdjudicationConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    panel: list[str | dict[str, Any]] = Field(default_factory=list, description="Judge models for detection matching (cross-family)")
-    escalation: str | dict[str, Any] | None = Field(None, description="Judge given the full paper on a split or unsure panel")
-    low_confidence: float = Field(0.7, description="A panel majority below this mean confidence escalates")
-    fp_panel: list[str | dict[str, Any]] | None = Field(None, description="General false-positive panel (default: panel)")
-    checker_url: str | None = Field(None, description="Checker service URL (default: local sandboxed checks)")
-    cited_texts_dir: str | None = Field(None, description="Folder of <bibkey>.txt with cited works' text")
-
-
 class SystemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(description="Registered system name (see --list-systems)")
@@ -90,17 +48,15 @@ class SystemConfig(BaseModel):
 
 
 class RunConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Extra top-level tables are the audit's own sections, kept raw here and validated by the audit
+    # (`audits.base.configure`), which refuses a section it does not use and any unknown field.
+    model_config = ConfigDict(extra="allow")
     # Any kind registered in audits/AUDITS (checked there, with the known kinds named): a new audit
     # kind is a module and a registry line, not an edit here.
     audit: str = Field(
-        "citations", description="citations: verifiers over a citation corpus; paper_audit: reviewers over injected "
-        "papers; reviews: hallucination detectors over peer reviews"
+        "citations", description="The audit kind: a name in audits.AUDITS, built in or registered by a plug-in"
     )
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
-    papers: PapersConfig = Field(default_factory=PapersConfig, description="Papers to inject errors into (paper_audit)")
-    reviews: ReviewsConfig = Field(default_factory=ReviewsConfig, description="Review corpus and track (reviews)")
-    adjudication: AdjudicationConfig = Field(default_factory=AdjudicationConfig, description="Judges and checkers (paper_audit)")
     systems: list[SystemConfig] = Field(
         default_factory=lambda: [
             SystemConfig(name="prescreen"),
@@ -126,12 +82,29 @@ class RunConfig(BaseModel):
         "conservative", description="conservative | aggressive | both"
     )
     bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for confidence intervals (0: none)")
-    plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems")
+    plugins: list[str] = Field(default_factory=list, description="Modules to import that register more systems or audit kinds")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Response cache, rate limits, budget, self-hosted models")
     allow_incomplete: bool = Field(
         False, description="Publish scores even when a source outage left answers UNCERTAIN (the result says so)"
     )
     ray_address: str | None = Field(None, description="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+    _source: str | None = PrivateAttr(None)
+    _recorded: bool = PrivateAttr(False)
+
+    @property
+    def source(self) -> str | None:
+        """The file this config was read from (errors name it; an audit's relative paths resolve against it)."""
+        return self._source
+
+    @property
+    def recorded(self) -> bool:
+        """Read from a stored run's manifest (.json): it may carry sections of the layout it was written with."""
+        return self._recorded
+
+    @property
+    def sections(self) -> dict[str, Any]:
+        """The audit's own sections: raw tables as read, or the audit's typed models once configured."""
+        return dict(self.model_extra or {})
 
     @field_validator("snapshot")
     @classmethod
@@ -150,7 +123,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def load_config(path: str | Path | None) -> RunConfig:
-    """Read a TOML (or JSON) run config; relative corpus paths are taken relative to the config file."""
+    """Read a TOML (or JSON) run config; relative corpus paths are taken relative to the config file.
+    The audit's own sections stay raw: `audits.base.configure` validates them and resolves their paths."""
     if path is None:
         return RunConfig()
     path = Path(path)
@@ -168,25 +142,12 @@ def load_config(path: str | Path | None) -> RunConfig:
     if corpus_path and not Path(corpus_path).is_absolute() and not corpus_path.startswith(("s3://", "file://")):
         candidate = (path.parent / corpus_path).resolve()
         data["corpus"]["path"] = str(candidate if candidate.exists() else Path(corpus_path).resolve())
-    papers = data.get("papers", {})
-    if papers.get("paths"):
-        papers["paths"] = [str(p if Path(p).is_absolute() else (path.parent / p).resolve()) for p in papers["paths"]]
-    if papers.get("errata_repos"):  # natural-error repositories, like paper folders, are relative to the config
-        def here(p: str) -> str:
-            return str(p if Path(p).is_absolute() else (path.parent / p).resolve())
-
-        papers["errata_repos"] = [here(e) if isinstance(e, str) else ({**e, "repo": here(e["repo"])} if isinstance(
-            e, dict) and isinstance(e.get("repo"), str) else e) for e in papers["errata_repos"]]
-    reviews = data.get("reviews", {})
-    for key in ("path", "truth"):
-        if isinstance(reviews, dict) and isinstance(reviews.get(key), str):
-            # "$SCRUTINEER_SHARED_DATA/hallupeer/...": the shared benchmark data wherever it lives
-            given = os.path.expandvars(reviews[key])
-            reviews[key] = given if Path(given).is_absolute() else str((path.parent / given).resolve())
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {_describe(exc)}") from exc
+        raise ConfigError(f"{path}: {describe(exc)}") from exc
+    config._source, config._recorded = str(path), path.suffix == ".json"
+    return config
 
 
 def override(config: RunConfig, **fields: Any) -> RunConfig:
@@ -200,15 +161,19 @@ def override(config: RunConfig, **fields: Any) -> RunConfig:
         else:
             data[name] = value
     try:
-        return RunConfig.model_validate(data)
+        updated = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"command-line options: {_describe(exc)}") from exc
+        raise ConfigError(f"command-line options: {describe(exc)}") from exc
+    updated._source, updated._recorded = config._source, config._recorded
+    return updated
 
 
 class ConfigError(ValueError):
     pass
 
 
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(f"field '{'.'.join(str(p) for p in e['loc'])}': {e['msg']}" for e in exc.errors())
+def describe(exc: ValidationError, within: str | None = None) -> str:
+    """Each error as `field 'a.b': message`; `within` prefixes the section the model was validated for."""
+    prefix = (within,) if within else ()
+    return "; ".join(f"field '{'.'.join(str(p) for p in (*prefix, *e['loc']))}': {e['msg']}" for e in exc.errors())
 

@@ -101,7 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-attempts", type=int, help="tries per shard before it is recorded failed (default 3)")
     p.add_argument("--eval-mode", choices=["conservative", "aggressive", "both"], help="how UNCERTAIN and missing count")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for CIs (default 1000; 0 disables)")
-    p.add_argument("--plugins", help="comma-separated modules that register more systems")
+    p.add_argument("--plugins", help="comma-separated modules that register more systems or audit kinds")
     p.add_argument("--ray-address", help="Ray GCS address host:port, or the dashboard URL http://host:8265 "
                    "(default: RAY_ADDRESS, else a new local Ray)")
     p.add_argument("--allow-incomplete", action="store_true", default=None,
@@ -149,12 +149,16 @@ def _availability(entry, probe: bool, source_urls) -> tuple[str, str]:
 
 
 def build_config(args: argparse.Namespace) -> RunConfig:
+    """The config file with the flags over it, its audit's own sections validated by the audit."""
+    from audits import get_audit
+    from audits.base import configure
     from cluster.run_config import load_config, override
+    from verifiers import load_plugins
 
     config = load_config(args.config)
     systems = parse_systems_flag(args.systems) if args.systems else None
     plugins = [m.strip() for m in args.plugins.split(",") if m.strip()] if args.plugins else None
-    return override(
+    config = override(
         config,
         corpus_path=args.corpus_path, corpus_format=args.corpus_format, corpus_name=args.corpus_name,
         corpus_split=args.corpus_split, systems=systems, storage=args.storage, tracking_uri=args.tracking_uri,
@@ -162,6 +166,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         cpus_per_worker=args.cpus_per_worker, max_attempts=args.max_attempts, eval_mode=args.eval_mode,
         bootstrap=args.bootstrap, plugins=plugins, ray_address=args.ray_address, allow_incomplete=args.allow_incomplete,
     )  # fmt: skip
+    load_plugins(config.plugins)  # a plug-in may register the audit kind the config names
+    return configure(get_audit(config.audit), config)
 
 
 def init_ray(target) -> None:
@@ -178,8 +184,9 @@ def init_ray(target) -> None:
     connect(target, job_config=job_config, logging_level="WARNING")
 
 
-def validate_systems(config: RunConfig) -> list[str]:
-    """Every configured system known, its arguments accepted by its factory, its needs met."""
+def validate_systems(config: RunConfig, audit: Audit) -> list[str]:
+    """Every configured system known, reading the audit's kind of item, its arguments accepted by
+    its factory, its needs met."""
     from verifiers import get_entry
 
     problems = []
@@ -189,6 +196,10 @@ def validate_systems(config: RunConfig) -> list[str]:
         except KeyError as exc:
             problems.append(exc.args[0])
             continue
+        if wrong_kind := entry.kind_problem(audit.item_kinds):
+            problems.append(f"system '{s.label or s.name}': {wrong_kind}, and audit '{audit.name}' holds "
+                            f"{' and '.join(audit.item_kinds)} items")  # fmt: skip
+            continue
         reasons = entry.unavailable_reasons(s.args, probe=False)
         problems += [f"system '{s.label or s.name}': {r}" for r in reasons]
         if any(r.startswith("missing argument") for r in reasons):
@@ -197,15 +208,15 @@ def validate_systems(config: RunConfig) -> list[str]:
     return problems
 
 
-def make_services(config: RunConfig):
+def make_services(config: RunConfig, audit: Audit):
     """The run's one `RunServices`, keyed by what identifies the run (not by runtime settings)."""
     from cluster.run_services import build_services, resolve_cache_dir, run_key
     from verifiers import SystemSpec
 
     systems = sorted(SystemSpec(s.name, s.args).config_hash() for s in config.systems)
-    # every section that says what is audited (each audit kind reads its own), never runtime settings
-    key = run_key(config.audit, config.corpus.name or config.corpus.path, config.papers.paths, config.papers.seed,
-                  config.reviews.model_dump(mode="json"), config.snapshot, systems)  # fmt: skip
+    # what is audited (the audit says what of its own sections counts), never runtime settings
+    key = run_key(config.audit, config.corpus.name or config.corpus.path, *audit.identity(config), config.snapshot,
+                  systems)  # fmt: skip
     return build_services(config.llm, key, config.snapshot, cache_dir=resolve_cache_dir(config.llm))
 
 
@@ -234,15 +245,12 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
         config = build_config(args)
         if args.list_systems:
             return list_systems(config.plugins, verbose=args.verbose, probe=args.probe)
-        from verifiers import load_plugins
-
-        load_plugins(config.plugins)
-        problems = validate_systems(config)
+        audit = get_audit(config.audit)  # the config's plugins are loaded: a plug-in's kind is known
+        problems = validate_systems(config, audit)
         if problems:
             for problem in problems:
                 print(problem if problem.startswith("hint:") else f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        audit = get_audit(config.audit)
         target, corpus = None, None
         if not audit.corpus_needs_cluster:  # a bad corpus is named before storage is touched
             corpus = audit.build_corpus(config, None)
@@ -253,7 +261,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
         if corpus is None:  # built on Ray (paper injection), with the run's services
             target = resolve_ray_address(config.ray_address)
             init_ray(target)
-            held.append(make_services(config))
+            held.append(make_services(config, audit))
             corpus = audit.build_corpus(config, held[0])
             if refused := budget_refused(held[0]):  # a corpus missing proposals is another corpus
                 print(f"[budget] stopped while building the corpus: {refused}; submit the same run again to resume",
@@ -359,7 +367,7 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         return EXIT_BAD_INPUT
     cache_dir = resolve_cache_dir(config.llm)
     if not held:
-        held.append(make_services(config))
+        held.append(make_services(config, audit))
     services = held[0]  # one per run: every system, judge and the proposer share it
 
     def make_context(run_id: str) -> RunContext:

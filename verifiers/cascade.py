@@ -136,7 +136,7 @@ class CascadeVerifier:
                       **provenance)
 
 
-@system("cascade", description="Stages in order (rules, index, online, LLM); each later one only on the undecided")
+@system("cascade", accepts=("citation",), description="Stages in order (rules, index, online, LLM); each later one only on the undecided")
 def build_cascade(stage2: dict[str, Any] | str | None = None, stage1: dict[str, Any] | str = "prescreen",
                   mode: str = "conservative", stages: list[dict[str, Any] | str] | None = None,
                   min_confidence: float | None = None) -> CascadeVerifier:  # fmt: skip

@@ -120,6 +120,16 @@ class SystemEntry:
     runtime_args: tuple[str, ...] = ()
     """Factory arguments that change how a system runs, never what it answers (concurrency,
     timeouts, service URLs): recorded in the manifest, left out of the config hash."""
+    accepts: tuple[str, ...] | None = None
+    """The item kinds (storage `Item.kind`: citation | paper_copy | review | a plug-in's) the system
+    reads; None: any (a wrapper such as `ensemble`, or a plug-in that declares none)."""
+
+    def kind_problem(self, item_kinds: Iterable[str]) -> str | None:
+        """Why this system cannot read items of these kinds (None when it can)."""
+        unread = [k for k in item_kinds if self.accepts is not None and k not in self.accepts]
+        if not unread:
+            return None
+        return f"reads {' and '.join(self.accepts or ())} items, not {' and '.join(unread)}"
 
     def argument_roles(self) -> tuple[list[str], list[str]]:
         """The factory's named arguments split into (identity, runtime): identity ones change the
@@ -315,14 +325,15 @@ def _index_exists(index_path: str) -> bool:
 
 def system(
     name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = "",
-    runtime_args: tuple[str, ...] = (),
+    runtime_args: tuple[str, ...] = (), accepts: tuple[str, ...] | None = None,
 ) -> Callable[[SystemFactory], SystemFactory]:
     """Register a system factory under `name`; `runtime_args` names its arguments that do not
-    change answers (left out of run identity)."""
+    change answers (left out of run identity); `accepts` the item kinds it reads (None: any)."""
 
     def register(factory: SystemFactory) -> SystemFactory:
         doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
-        SYSTEMS.add(name, SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args)), lazy=False)
+        SYSTEMS.add(name, SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args),
+                                      None if accepts is None else tuple(accepts)), lazy=False)
         return factory
 
     return register

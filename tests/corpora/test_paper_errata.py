@@ -93,6 +93,8 @@ def test_the_natural_track_joins_a_corpus_and_names_its_revision_in_the_version(
 
 
 def test_a_config_names_errata_repositories_relative_to_itself_and_the_job_builds_the_track(paper_repo, tmp_path):
+    from audits import get_audit
+    from audits.base import configure
     from audits.papers import build_paper_corpus
     from cluster.run_config import load_config
 
@@ -102,7 +104,7 @@ def test_a_config_names_errata_repositories_relative_to_itself_and_the_job_build
     config_file = conf_dir / "audit.toml"
     config_file.write_text('audit = "paper_audit"\n[papers]\nerrata_repos = [{ repo = "../repo", folder = "paper", '
                            'paper_id = "lloyd", max_copies = 1 }]\n')
-    config = load_config(config_file)
+    config = configure(get_audit("paper_audit"), load_config(config_file))
     assert config.papers.errata_repos[0]["repo"] == str(repo.resolve())
     corpus = build_paper_corpus(config, None)  # errata only: no injected papers, no proposer
     assert corpus.num_items == 1  # max_copies: the most recent fixing commit only

@@ -48,16 +48,18 @@ def test_sample_corpus_is_seeded_and_the_null_control_flags_nothing():
 
 @pytest.mark.integration
 def test_config_errors_name_the_field(tmp_path, monkeypatch):
+    from audits import get_audit
+    from audits.base import configure
     from cluster.run_config import ConfigError, load_config
 
     bad = tmp_path / "bad.toml"
     bad.write_text('audit = "reviews"\n[reviews]\ntrack = "invented"\n')
     with pytest.raises(ConfigError, match="reviews.track"):
-        load_config(bad)
+        configure(get_audit("reviews"), load_config(bad))  # the audit validates its own section
     monkeypatch.setenv("SCRUTINEER_SHARED_DATA", "/data/shared")
     ok = tmp_path / "ok.toml"
     ok.write_text('audit = "reviews"\n[reviews]\npath = "$SCRUTINEER_SHARED_DATA/rc.jsonl"\n')
-    assert load_config(ok).reviews.path == "/data/shared/rc.jsonl"
+    assert configure(get_audit("reviews"), load_config(ok)).reviews.path == "/data/shared/rc.jsonl"
     empty = tmp_path / "empty.toml"
     empty.write_text('audit = "reviews"\ntracking_uri = "none"\n[[systems]]\nname = "review_lexical"\n')
     offline = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1"}  # named before any cluster is reached

@@ -290,7 +290,7 @@ class CiteIntegrityRule:
         return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
 
 
-@system("citeintegrity", description="CiteIntegrity's seven baselines (rule=...) over one shared candidate",
+@system("citeintegrity", accepts=("citation",), description="CiteIntegrity's seven baselines (rule=...) over one shared candidate",
         runtime_args=("max_concurrency", "client_options"))
 def build_citeintegrity(rule: str = "weighted", sources: Sequence[str | BibSource] = ("offline_index",),
                         index_path: str | None = None, threshold: float | None = None,

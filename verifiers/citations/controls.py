@@ -23,6 +23,6 @@ class AlwaysValid:
         ]
 
 
-@system("always_valid", description="control: VALID for every entry")
+@system("always_valid", accepts=("citation",), description="control: VALID for every entry")
 def build_always_valid(confidence: float = 0.5) -> AlwaysValid:
     return AlwaysValid(confidence)

@@ -113,7 +113,7 @@ class DoiOnlyVerifier:
         return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
 
 
-@system("doi_only", description="resolve the cited DOI; outages and 429/5xx give UNCERTAIN, never HALLUCINATED",
+@system("doi_only", accepts=("citation",), description="resolve the cited DOI; outages and 429/5xx give UNCERTAIN, never HALLUCINATED",
         runtime_args=("max_concurrency", "client_options"))
 def build_doi_only(sources: Sequence[str | BibSource] = ("doi_org",), index_path: str | None = None,
                    authoritative: Sequence[str] = ("doi_org",), closed_world: bool = False,

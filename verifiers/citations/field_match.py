@@ -433,7 +433,7 @@ def _brief(record: BibRecord | None) -> dict[str, Any] | None:
             "authors": [a.family for a in record.authors][:10], "key": record.raw.get("key")}
 
 
-@system("field_match", description="HALLMARK six sub-tests over bibliographic sources; absence needs consensus",
+@system("field_match", accepts=("citation",), description="HALLMARK six sub-tests over bibliographic sources; absence needs consensus",
         runtime_args=("max_concurrency", "client_options"))
 def build_field_match(sources: Sequence[str | BibSource] = ("offline_index",), index_path: str | None = None,
                       aggregation: Aggregation = "contradiction", absence_quorum: int = 2, closed_world: bool = False,

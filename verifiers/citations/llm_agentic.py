@@ -233,7 +233,7 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
                       detail=detail | {"parse_method": verdict.parse_method, "labels_by_rule": labels}, **common)  # fmt: skip
 
 
-@system("llm_agentic", requires=[package("litellm")],
+@system("llm_agentic", accepts=("citation",), requires=[package("litellm")],
         description="LLM verifier that may query bibliographic sources up to k times per entry",
         runtime_args=("api_key_env", "price_override"))  # fmt: skip
 def build_llm_agentic(model: str, sources: list[str] | None = None, max_tool_calls: int = 5,

@@ -213,7 +213,7 @@ class LLMZeroShotVerifier:
         return (usd if price else None), tokens
 
 
-@system("llm_zero_shot", requires=[package("litellm")],
+@system("llm_zero_shot", accepts=("citation",), requires=[package("litellm")],
         description="HALLMARK zero-shot LLM verifier through the gateway (any litellm model or self/<backend>)",
         runtime_args=("api_key_env", "price_override"))  # fmt: skip
 def build_llm_zero_shot(model: str, api_base: str | None = None, api_key_env: str | None = None,

@@ -187,6 +187,6 @@ class PrescreenVerifier:
         return outputs
 
 
-@system("prescreen", description="HALLMARK pre-screening rules (year bounds, author heuristics, DOI format, fields)")
+@system("prescreen", accepts=("citation",), description="HALLMARK pre-screening rules (year bounds, author heuristics, DOI format, fields)")
 def build_prescreen(reference_year: int | None = None) -> PrescreenVerifier:
     return PrescreenVerifier(reference_year)

@@ -214,6 +214,6 @@ class ImportedReviewPredictions:
         return outputs
 
 
-@system("review_import", description="review-hallucination predictions made elsewhere (JSONL, one line per review)")
+@system("review_import", accepts=("review",), description="review-hallucination predictions made elsewhere (JSONL, one line per review)")
 def build_review_import(path: str) -> ImportedReviewPredictions:
     return ImportedReviewPredictions(path)

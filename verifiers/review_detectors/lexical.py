@@ -61,6 +61,6 @@ class LexicalNumberDetector:
         return outputs
 
 
-@system("review_lexical", description="lexical review baseline: numbers the paper never states (no model)")
+@system("review_lexical", accepts=("review",), description="lexical review baseline: numbers the paper never states (no model)")
 def build_review_lexical() -> LexicalNumberDetector:
     return LexicalNumberDetector()

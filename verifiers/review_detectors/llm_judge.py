@@ -219,7 +219,7 @@ class ReviewJudge:
                       **calls.fields(self.model, self.template_hash))  # fmt: skip
 
 
-@system("review_llm_judge", requires=[package("litellm"), package("bm25s")],
+@system("review_llm_judge", accepts=("review",), requires=[package("litellm"), package("bm25s")],
         description="RA-LLM review-hallucination judge: BM25 paper evidence, KR | CoT | Contrast prompts",
         runtime_args=("api_key_env",))  # fmt: skip
 def build_review_llm_judge(model: str, prompt_style: str = "kr", mode: str = "sentence", classify_types: bool = False,
@@ -232,7 +232,7 @@ def build_review_llm_judge(model: str, prompt_style: str = "kr", mode: str = "se
                        api_key_env=api_key_env, temperature=temperature, seed=seed, max_tokens=max_tokens)  # fmt: skip
 
 
-@system("review_nli", requires=[package("bm25s")],
+@system("review_nli", accepts=("review",), requires=[package("bm25s")],
         description="NLI-style review baseline: is each sentence entailed by its BM25 evidence (SmolLM2 on CPU by default)",
         runtime_args=("api_key_env",))  # fmt: skip
 def build_review_nli(model: str = "self/smollm2", top_k: int = 2, chunk_size: int = 80, chunk_overlap: int = 10,

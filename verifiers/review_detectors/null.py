@@ -31,6 +31,6 @@ class NullReviewDetector:
         return outputs
 
 
-@system("review_null", description="control: a review detector that flags nothing (the audit's floor)")
+@system("review_null", accepts=("review",), description="control: a review detector that flags nothing (the audit's floor)")
 def build_review_null() -> NullReviewDetector:
     return NullReviewDetector()

@@ -235,7 +235,7 @@ class PaperReviewerLLM:
                       cache_hits=int(response.cached))  # fmt: skip
 
 
-@system("paper_reviewer_llm", requires=[package("litellm")],
+@system("paper_reviewer_llm", accepts=("paper_copy",), requires=[package("litellm")],
         description="single-model paper reviewer (free_form | concise_structured | structured prompt)",
         runtime_args=("api_key_env",))  # fmt: skip
 def build_paper_reviewer_llm(model: str, prompt_style: str = "free_form", api_base: str | None = None,

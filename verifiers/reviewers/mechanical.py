@@ -133,7 +133,7 @@ class MechanicalReviewer:
             self._runner = None
 
 
-@system("paper_reviewer_mechanical", requires=[package("sympy"), package("pint")],
+@system("paper_reviewer_mechanical", accepts=("paper_copy",), requires=[package("sympy"), package("pint")],
         description="mechanical paper reviewer: rule-extracted statements checked by the checkers",
         runtime_args=("checker_url", "workers", "timeout_s"))  # fmt: skip
 def build_paper_reviewer_mechanical(checker_url: str | None = None, workers: int = 1,

@@ -69,6 +69,6 @@ class ImportedReviews:
         return outputs
 
 
-@system("paper_review_import", description="paper reviews produced elsewhere (Markdown or JSON, one file per copy)")
+@system("paper_review_import", accepts=("paper_copy",), description="paper reviews produced elsewhere (Markdown or JSON, one file per copy)")
 def build_paper_review_import(directory: str) -> ImportedReviews:
     return ImportedReviews(directory)
