@@ -78,7 +78,7 @@ class Registry(Mapping[str, T], Generic[T]):
         return wrap
 
     def remove(self, name: str) -> None:
-        """Take `name` out (a test's toy entry, a plugin unloaded); unknown names are ignored."""
+        """Take `name` out (a test's throwaway entry, a plugin unloaded); unknown names are ignored."""
         self._entries.pop(name, None)
         self._lazy.discard(name)
 
