@@ -89,6 +89,7 @@ HEADER = ("| role | resume | items | concurrency | answered at kill | stored at 
 # -- the child: pays for answers until it is killed --------------------------------------------------
 def child(role: Role, url: str, storage: str, cache: str, items: int, concurrency: int) -> None:
     from clients.llm_gateway import LLMServices
+    from clients.run_services import RunServices
 
     services = LLMServices(concurrency=concurrency, timeout_s=60.0)
     if role == "worker":
@@ -100,7 +101,7 @@ def child(role: Role, url: str, storage: str, cache: str, items: int, concurrenc
 
         corpus = load_hallmark_jsonl(SAMPLE)
         spec = SystemSpec("llm_zero_shot", {"model": MODEL, "api_base": f"{url}/v1"})
-        context = RunContext(RUN_ID, "2026-11-29", cache, {"llm": services})
+        context = RunContext(RUN_ID, "2026-11-29", cache, RunServices(RUN_ID, "2026-11-29", llm=services))
         task = ShardTask(RUN_ID, spec.display_name, spec.config_hash(), spec, context, 0, 0, min(items, corpus.num_items))
         result = asyncio.run(ShardWorker(build_system, storage).run_shard(task, corpus.items))
         print(json.dumps({"status": result.status, "items": result.items, "errored": result.errored}), flush=True)

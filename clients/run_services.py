@@ -55,8 +55,8 @@ def snapshot_scope(snapshot: str, replay_snapshot: str | None = None) -> str:
 
 @dataclass
 class RunServices:
-    """The run's shared services (see the module docstring). Typed attributes; `get(name)`
-    keeps the older `ctx.services["llm"]`-style reads working."""
+    """The run's shared services (see the module docstring), typed; the only form
+    `RunContext.services` takes (an isolated run gets one with no limiter, cache or budget)."""
 
     run_key: str
     """Identity of the run for shared state (budget actor, outage guard): deterministic, so a
@@ -83,28 +83,14 @@ class RunServices:
     """`OutageGuard` settings (window_seconds, threshold, min_events, cooldown_seconds)."""
     model_backends: list[Any] = field(default_factory=list)
     """Self-hosted model actors this run started (released when the run ends)."""
+    lent_sources: dict[str, Any] = field(default_factory=dict)
+    """Source objects lent as they are, before the catalogue's (in-process runs: recorded or
+    in-memory sources); name them in `source_names` to make them the default set."""
 
     @property
     def budget(self) -> Any:
         """The run's one budget (`clients.llm_budget.BudgetClient`), or None."""
         return self.llm.budget
-
-    # -- dict-style compatibility -------------------------------------------------------------
-    def get(self, name: str, default: Any = None) -> Any:
-        """`services.get("llm" | "rate_limiter" | "bib_sources")`, as the old dict answered."""
-        if name == "llm":
-            return self.llm
-        if name == "rate_limiter":
-            return self.limiter
-        if name == "bib_sources":
-            return self.bib_sources()
-        return default
-
-    def __getitem__(self, name: str) -> Any:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
 
     # -- per-process parts ----------------------------------------------------------------------
     def _scope(self) -> str:
@@ -142,9 +128,15 @@ class RunServices:
             guard=base.guard or self.outage_guard(),
         )  # fmt: skip
 
+    def lends(self, name: str) -> bool:
+        """Whether `bib_source(name)` answers: a lent source or one of the catalogue's."""
+        return name in self.lent_sources or name in SOURCE_CLASSES
+
     def bib_source(self, name: str, base_url: str | None = None, http: HttpOptions | None = None) -> HttpSource:
-        """The named online source bound to this run's services (one per process, per base URL,
-        when the system configured no HTTP options of its own)."""
+        """The named source: a lent one, else the catalogue's online source bound to this run's
+        services (one per process, per base URL, when the system configured no HTTP options of its own)."""
+        if name in self.lent_sources:
+            return self.lent_sources[name]
         url = base_url or self.source_base_urls.get(name)
         if http is not None:
             return make_source(name, self.http_options(http), base_url=url)

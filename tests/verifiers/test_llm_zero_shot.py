@@ -9,6 +9,7 @@ import pytest
 
 from clients.llm_budget import BudgetClient
 from clients.llm_gateway import LLMServices
+from clients.run_services import RunServices
 from corpora.citations.hallmark import load_hallmark_jsonl
 from jobs.llm_replay_server import build_hallmark_recording
 from storage.records import Item
@@ -39,7 +40,7 @@ def run(system, items, ctx):
 
 def ctx_for(tmp_path, **services) -> RunContext:
     return RunContext("run-1", "2026-05-05", cache_dir=str(tmp_path / "cache"),
-                      services={"llm": LLMServices(**{"concurrency": 16, **services})})
+                      services=RunServices("test", "", llm=LLMServices(**{"concurrency": 16, **services})))
 
 
 def released_predictions() -> dict[str, dict]:
