@@ -347,8 +347,8 @@ def hallmark_real(limit: int | None = None) -> None:
         build_hallmark_recording(str(GEMINI), str(DATA / "hallmark" / "dev_public_blind.jsonl"), str(recording),
                                  "google/gemini-2.5-pro")
         with replay_server("--recording", str(recording)) as url:
+            from clients.lent_services import RunServices
             from clients.llm_gateway import LLMServices
-            from clients.run_services import RunServices
 
             ctx = RunContext("bench", "2026-05-05", cache_dir=str(Path(tmp) / "cache"),
                              services=RunServices("test", "", llm=LLMServices(concurrency=16)))

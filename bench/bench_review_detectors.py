@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from bench.bench_llm_gateway import start_server  # noqa: E402  (one way to start the replay server)
+from clients.lent_services import RunServices  # noqa: E402
 from clients.llm_gateway import LLMServices  # noqa: E402
-from clients.run_services import RunServices  # noqa: E402
 from corpora.reviews import ingest  # noqa: E402
 from corpora.reviews.records import ReviewCopy, ReviewTruth  # noqa: E402
 from scoring.reviews import score_segments  # noqa: E402

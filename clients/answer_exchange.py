@@ -20,7 +20,7 @@ answers go to the run's storage (`file://` or `s3://`) twice:
 What the driver pays for itself (the LLM proposer's answers while the corpus is built, the judges'
 while outputs are adjudicated) goes the same way, into a folder of the storage keyed by what
 identifies that work (`export_answers` / `import_answers` and an `AnswerFlusher`, wired by
-`cluster/run_services.py: driver_answers`). When a worker starts a shard it imports the run's
+`cluster/services_builder.py: driver_answers`). When a worker starts a shard it imports the run's
 exported answers it has not imported yet (batch files of killed attempts included) into its local
 cache, so a node that never saw them answers from them without a network call. Keys are the cache's
 stored keys, exactly (model, server, weights, messages, parameters; request and snapshot scope for

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from storage.records import Item, Output
 
 if TYPE_CHECKING:
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class RunContext:
     cache_dir: str | None = None
     """Local directory for response caches; None disables caching."""
     services: RunServices = None  # type: ignore[assignment]  # filled in __post_init__
-    """What the run shares across workers: a `clients.run_services.RunServices` (limiter, response
+    """What the run shares across workers: a `clients.lent_services.RunServices` (limiter, response
     cache, outage guard, budget, sources); by default (an isolated run) one with none of them."""
 
     def __post_init__(self) -> None:
         if self.services is None:
-            from clients.run_services import RunServices
+            from clients.lent_services import RunServices
 
             object.__setattr__(self, "services", RunServices(run_key=self.run_id, snapshot=self.snapshot))
 

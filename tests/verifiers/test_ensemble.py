@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from storage.records import Item, Output
 from tests.helpers.replay_server import replay_server
 from verifiers.ensemble import combine

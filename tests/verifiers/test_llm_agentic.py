@@ -10,8 +10,8 @@ import pytest
 
 from clients.bib_record import Author, BibRecord
 from clients.errors import SourceOutageError
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.citations.llm_agentic import aggregate

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_budget import BudgetClient
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from corpora.citations.hallmark import load_hallmark_jsonl
 from jobs.llm_replay_server import build_hallmark_recording
 from storage.records import Item

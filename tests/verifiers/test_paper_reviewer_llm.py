@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from tests.adjudication.paper_copies import clean_item, injected_item
 from tests.helpers.replay_server import replay_server, server_stats
 from verifiers.registry import SystemSpec, build_system

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from verifiers.llm_batch import gateway_from_context
 from verifiers.system import RunContext
 

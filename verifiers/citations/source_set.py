@@ -34,7 +34,7 @@ from clients.source import BibSource
 from storage.records import Output
 
 if TYPE_CHECKING:
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
 
 __all__ = ["CountedSource", "Lookup", "OnlineSource", "bind_sources", "no_evidence", "outage_sources",
            "resolve_sources"]

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
-from clients.run_services import RunServices
 from corpora.reviews.records import ReviewPrediction
 from scoring.reviews import score_reviews
 from storage.records import Output

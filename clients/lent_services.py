@@ -1,6 +1,6 @@
 """`RunServices`: what one run lends every system, judge and proposer, typed.
 
-One object per run, made by the driver (`cluster/run_services.py: build_run_services`) and handed
+One object per run, made by the driver (`cluster/services_builder.py: build_services`) and handed
 to every component through `RunContext.services`:
 
 * `limiter` — the cluster-wide limiter (one named Ray actor): per source (and API key) with each

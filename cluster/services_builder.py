@@ -1,5 +1,5 @@
 """What a run lends its systems across the cluster, built once by the driver from the `[llm]`
-table of a run config: one `clients.run_services.RunServices` — the cluster rate limiter (sources
+table of a run config: one `clients.lent_services.RunServices` — the cluster rate limiter (sources
 at their polite defaults, models at `[llm.limits]`), the response cache (LLM and source answers;
 source answers scoped by snapshot), the outage guard settings, the one budget of the run (systems,
 judges and proposer together, across resumptions) and the self-hosted model actors. The driver
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
 
 
 class RateLimit(BaseModel):
@@ -93,9 +93,9 @@ def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: s
     The budget is named after `key` and keeps its spending in the cache directory, so a resumed
     run continues from what every component spent and never pays twice or overspends.
     """
+    from clients.lent_services import RunServices, snapshot_scope
     from clients.llm_budget import BudgetClient
     from clients.llm_gateway import LLMServices
-    from clients.run_services import RunServices, snapshot_scope
     from cluster.model_actors import ModelSpec, start_model_actor
     from cluster.rate_limiter import LimiterClient
 
