@@ -105,7 +105,7 @@ class RunManifest(_Stored):
     reader of a stored run reads it). Fields written before a field existed read as None."""
 
     run_id: str
-    schema_version: int | None = None
+    schema_version: str | None = Field(default=None, description="storage.schemas.SCHEMA_VERSION")
     corpus: ManifestCorpus
     system: ManifestSystem
     snapshot: str

@@ -12,7 +12,10 @@ from cluster import run_plan
 from cluster.run_config import RunConfig
 from storage.code_revision import CodeRevision
 from storage.records import SystemSpec
-from storage.run_record import RunManifest, RunRecord, RunRecordError
+from storage.redaction import redact
+from storage.result_json import result_json
+from storage.run_record import RECORD_VERSION, RunManifest, RunRecord, RunRecordError
+from storage.schemas import SCHEMA_VERSION
 from storage.store import Store
 
 # A manifest as `cluster/run_plan.py` wrote it before the typed record (commit c3cb568), byte for byte.
@@ -26,7 +29,7 @@ WRITTEN_BEFORE = {
     "provenance": {},
     "record_version": 1,
     "run_id": "tiny@abc__prescreen@0123456789ab__2026-11-01",
-    "schema_version": 3,
+    "schema_version": "1",
     "shard_size": 25,
     "snapshot": "2026-11-01",
     "system": {"args": {"workers": 2}, "config_hash": "0123456789ab", "label": None, "name": "prescreen"},
@@ -88,4 +91,11 @@ def test_the_planner_stores_the_typed_manifest(tmp_path, monkeypatch) -> None:
                                 "items": 2, "unreadable": 0}  # fmt: skip
     assert stored["code"]["label"] == stored["code_revision"] == "f" * 40 + "+dirty"
     assert stored["num_shards"] == 2 and len(plan.tasks) == 2
+    # byte for byte what the untyped planner wrote (commit c3cb568), types included ("1", not 1)
+    before = redact({"run_id": run.run_id, "schema_version": SCHEMA_VERSION, "corpus": stored["corpus"],
+                     "system": {**spec.to_dict(), "config_hash": spec.config_hash()}, "snapshot": "2026-11-01",
+                     "shard_size": 1, "num_shards": 2, "code_revision": revision.label, "record_version": RECORD_VERSION,
+                     "code": revision.to_dict(), "packages": {"sympy": "1.13", "litellm": None},
+                     "config": config.model_dump(), "provenance": {}})  # fmt: skip
+    assert result_json(stored, sort_keys=True) == result_json(before, sort_keys=True)
     assert isinstance(run.spec, SystemSpec)
