@@ -11,7 +11,7 @@ The driver builds that gateway on the run's one `RunServices`, so proposals draw
 budget and cache: a proposal the budget refuses fails its cell like any gateway error, and the driver,
 seeing the refusal on the run's budget, stops before the (incomplete) corpus is used (exit 4); the
 resubmission replays the paid proposals from the cache, or from the run's storage where they are
-exported (`cluster/services_builder.py: driver_answers`), and builds the same corpus.
+exported (`cluster/run_services.py: driver_answers`), and builds the same corpus.
 """
 
 from __future__ import annotations
