@@ -7,7 +7,7 @@ that errors or answers unreadably casts an abstaining vote (`detected`/`outcome`
 says why): it is recorded, never counted as a verdict. A request the run's budget refuses abstains
 the same way (the other requests in flight finish and are cached); the refusal is counted on the
 run's `BudgetClient`, and the driver then stores no verdicts and stops the run (exit 4) so that
-a resubmission adjudicates again from the cache (`cluster/run_services.py: budget_refused`).
+a resubmission adjudicates again from the cache (`cluster/services_builder.py: budget_refused`).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 if TYPE_CHECKING:
     from audits.summary import RunSummary
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
     from cluster.run_config import RunConfig
     from cluster.run_plan import RunPlan
     from cluster.runner import RunOutcome
@@ -210,7 +210,7 @@ class BudgetStopped(Exception):
 
 def finish_run(audit: Audit[Any], ctx: AuditContext) -> RunSummary:
     """The steps after the systems ran: adjudicate -> score -> publish."""
-    from cluster.run_services import budget_refused
+    from cluster.services_builder import budget_refused
 
     verdicts = audit.adjudicate(ctx)
     if refused := budget_refused(ctx.services):

@@ -23,7 +23,7 @@ from storage.store import Store
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
     from cluster.run_config import RunConfig
     from corpora.loaded_corpus import LoadedCorpus
     from scoring.citations.score import CitationScore

@@ -35,7 +35,7 @@ from storage.store import Store
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
     from cluster.run_config import RunConfig
     from corpora.loaded_corpus import LoadedCorpus
 
@@ -124,7 +124,7 @@ class PaperAudit(ShardedAudit):
         return build_paper_corpus(config, services)
 
     def adjudicate(self, ctx: AuditContext) -> Verdicts:
-        from cluster.run_services import driver_answers
+        from cluster.services_builder import driver_answers
 
         # the judges' answers go to the run's storage, so a resumed or replayed run pays none twice
         with driver_answers(ctx.services, ctx.config.storage, ctx.services.run_key, "adjudication"):
@@ -143,7 +143,7 @@ class PaperAudit(ShardedAudit):
 def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> LoadedCorpus:
     """Inject errors into the configured LaTeX papers: 1 clean + 3 injected copies each."""
     from checkers.equivalence import same_at_sample_points
-    from cluster.run_services import driver_answers, resolve_cache_dir, run_key
+    from cluster.services_builder import driver_answers, resolve_cache_dir, run_key
     from corpora.papers.audit_corpus import build_paper_audit_corpus
     from corpora.papers.llm_proposer import LLMProposer
 

@@ -42,7 +42,7 @@ from storage.store import Store
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
     from cluster.run_config import RunConfig
     from corpora.loaded_corpus import LoadedCorpus
     from corpora.reviews.records import ReviewCopy, ReviewTruth
@@ -230,7 +230,7 @@ def _inject(config: RunConfig, sources: list, name: str):
     injector = None
     if r.injector_model:
         from clients.llm_gateway import LLMGateway
-        from cluster.run_services import resolve_cache_dir
+        from cluster.services_builder import resolve_cache_dir
         from corpora.reviews.llm_injector import LLMInjector
 
         gateway = LLMGateway(r.injector_model, api_base=r.injector_api_base, cache_dir=resolve_cache_dir(config.llm))

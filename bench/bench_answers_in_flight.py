@@ -5,7 +5,7 @@ every answer `--latency` seconds late, `--concurrency` requests in flight), in o
 
 * `worker`: one shard of the bundled citation sample through `llm_zero_shot`, run by the real
   `cluster/shard_worker.py: ShardWorker` (what a Ray worker actor holds);
-* `judges`: a driver phase, `--items` judge votes inside `cluster/run_services.py: driver_answers`
+* `judges`: a driver phase, `--items` judge votes inside `cluster/services_builder.py: driver_answers`
   (as the paper audit adjudicates).
 
 Once `--kill-after` answers were sent, the child gets SIGKILL half an answer's latency later (an
@@ -88,6 +88,7 @@ HEADER = ("| role | resume | items | concurrency | answered at kill | stored at 
 
 # -- the child: pays for answers until it is killed --------------------------------------------------
 def child(role: Role, url: str, storage: str, cache: str, items: int, concurrency: int) -> None:
+    from clients.lent_services import RunServices
     from clients.llm_gateway import LLMServices
 
     services = LLMServices(concurrency=concurrency, timeout_s=60.0)
@@ -100,14 +101,14 @@ def child(role: Role, url: str, storage: str, cache: str, items: int, concurrenc
 
         corpus = load_hallmark_jsonl(SAMPLE)
         spec = SystemSpec("llm_zero_shot", {"model": MODEL, "api_base": f"{url}/v1"})
-        context = RunContext(RUN_ID, "2026-11-29", cache, {"llm": services})
+        context = RunContext(RUN_ID, "2026-11-29", cache, RunServices(RUN_ID, "2026-11-29", llm=services))
         task = ShardTask(RUN_ID, spec.display_name, spec.config_hash(), spec, context, 0, 0, min(items, corpus.num_items))
         result = asyncio.run(ShardWorker(build_system, storage).run_shard(task, corpus.items))
         print(json.dumps({"status": result.status, "items": result.items, "errored": result.errored}), flush=True)
         return
     from adjudication.judge import Judge, JudgeSpec
-    from clients.run_services import RunServices
-    from cluster.run_services import driver_answers
+    from clients.lent_services import RunServices
+    from cluster.services_builder import driver_answers
 
     run_services = RunServices(run_key="k", snapshot="2026-11-29", cache_dir=cache, llm=services)
     with driver_answers(run_services, storage, "adjudication-key", "adjudication"):

@@ -347,10 +347,11 @@ def hallmark_real(limit: int | None = None) -> None:
         build_hallmark_recording(str(GEMINI), str(DATA / "hallmark" / "dev_public_blind.jsonl"), str(recording),
                                  "google/gemini-2.5-pro")
         with replay_server("--recording", str(recording)) as url:
+            from clients.lent_services import RunServices
             from clients.llm_gateway import LLMServices
 
             ctx = RunContext("bench", "2026-05-05", cache_dir=str(Path(tmp) / "cache"),
-                             services={"llm": LLMServices(concurrency=16)})
+                             services=RunServices("test", "", llm=LLMServices(concurrency=16)))
             llm = {"name": "llm_zero_shot", "args": {"model": "openai/replayed-gemini", "api_base": f"{url}/v1"}}
             on_index = {"sources": ["offline_index"], "index_path": str(index)}
             configs = [("prescreen", {}, "prescreen")]

@@ -133,6 +133,7 @@ def bench_rate() -> None:
 
 
 def bench_snapshot_and_budget() -> None:
+    from clients.lent_services import RunServices
     from clients.llm_budget import BudgetClient
     from clients.llm_gateway import LLMServices
     from corpora.citations.hallmark import load_hallmark_jsonl
@@ -152,7 +153,7 @@ def bench_snapshot_and_budget() -> None:
         def run(cache: Path, **services: object) -> tuple[list, float]:
             args = {"model": "openai/gemini-replay", "api_base": f"{url}/v1", "price_override": [1.25, 10.0]}
             system = build_system(SystemSpec("llm_zero_shot", args))
-            ctx = RunContext("bench", "2026-05-05", cache_dir=str(cache), services={"llm": LLMServices(concurrency=16, **services)})
+            ctx = RunContext("bench", "2026-05-05", cache_dir=str(cache), services=RunServices("test", "", llm=LLMServices(concurrency=16, **services)))
             started = time.monotonic()
             outputs = asyncio.run(system.run(items, ctx))
             return outputs, time.monotonic() - started

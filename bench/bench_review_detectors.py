@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from bench.bench_llm_gateway import start_server  # noqa: E402  (one way to start the replay server)
+from clients.lent_services import RunServices  # noqa: E402
 from clients.llm_gateway import LLMServices  # noqa: E402
 from corpora.reviews import ingest  # noqa: E402
 from corpora.reviews.records import ReviewCopy, ReviewTruth  # noqa: E402
@@ -83,7 +84,7 @@ def bench_replay(copies, truths, reviewer_of, latency: float, in_flight: int) ->
     try:
         system = build_system(SystemSpec("review_llm_judge", {"model": "openai/replayed", "api_base": f"{url}/v1",
                                                               "prompt_style": "cot"}))  # fmt: skip
-        ctx = RunContext("bench", "2026-09-10", cache_dir=None, services={"llm": LLMServices(concurrency=in_flight)})
+        ctx = RunContext("bench", "2026-09-10", cache_dir=None, services=RunServices("test", "", llm=LLMServices(concurrency=in_flight)))
         asyncio.run(system.run(items_of(copies[:1]), ctx))  # warm-up: litellm's import and first connection
         started = time.perf_counter()
         outputs = asyncio.run(system.run(items_of(copies), ctx))
@@ -102,7 +103,7 @@ def bench_smollm2(copies, truths, reviewer_of) -> dict:
     from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
 
     backend = LlamaCppBackend(smollm2_path(), model_id="smollm2-135m-instruct", n_ctx=2048, n_threads=1)
-    ctx = RunContext("bench", "2026-09-10", cache_dir=None, services={"llm": LLMServices(backends={"smollm2": backend})})
+    ctx = RunContext("bench", "2026-09-10", cache_dir=None, services=RunServices("test", "", llm=LLMServices(backends={"smollm2": backend})))
     system = build_system(SystemSpec("review_nli"))
     first = copies[0].to_payload()
     warm = Item("warm", "review", "warm", None, first | {"sentences": first["sentences"][:1]})

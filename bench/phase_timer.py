@@ -40,7 +40,7 @@ WRAPPED = [
     ("cluster.run_plan", "plan_run", "plan (manifests)"),
     ("cluster.runner", "run_shard_tasks", "shards (actor pool + verifiers)"),
     ("audits.summary", "summarize_citation_runs", "score, MLflow, reports"),
-    ("cluster.run_services", "release_services", "release services"),
+    ("cluster.services_builder", "release_services", "release services"),
 ]
 
 

@@ -20,7 +20,7 @@ answers go to the run's storage (`file://` or `s3://`) twice:
 What the driver pays for itself (the LLM proposer's answers while the corpus is built, the judges'
 while outputs are adjudicated) goes the same way, into a folder of the storage keyed by what
 identifies that work (`export_answers` / `import_answers` and an `AnswerFlusher`, wired by
-`cluster/run_services.py: driver_answers`). When a worker starts a shard it imports the run's
+`cluster/services_builder.py: driver_answers`). When a worker starts a shard it imports the run's
 exported answers it has not imported yet (batch files of killed attempts included) into its local
 cache, so a node that never saw them answers from them without a network call. Keys are the cache's
 stored keys, exactly (model, server, weights, messages, parameters; request and snapshot scope for
@@ -55,6 +55,7 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 from clients.llm_request import LLMResponse
+from clients.process_state import PROCESS_STATE
 from clients.response_cache import (
     CachedResponse,
     drain_touched,
@@ -88,7 +89,6 @@ is skipped and named, never inflated into memory."""
 
 # Answer files this process already imported, per (store, run, cache directory): a file is named
 # with its size and mtime, so a shard re-exported after a rerun is imported again.
-_IMPORTED: set[tuple[str, str, str, str, int, int]] = set()
 _LOCK = threading.Lock()
 
 
@@ -331,7 +331,7 @@ def import_answers(store: Store, folder: str, directory: str | Path) -> Imported
     parent, name = posixpath.split(folder.strip("/"))
     files = [f for f in store.list_files(parent, name) if f[0].endswith(_SUFFIX)]
     with _LOCK:
-        new = [f for f in files if (store.uri, folder, directory, *f) not in _IMPORTED]
+        new = [f for f in files if (store.uri, folder, directory, *f) not in PROCESS_STATE.imported_answer_files]
     added, skipped = 0, []
     if not new:
         return ImportedAnswers(0)
@@ -350,5 +350,5 @@ def import_answers(store: Store, folder: str, directory: str | Path) -> Imported
                 for key, value in entries:
                     added += bool(raw.add(key, value))  # add: never replaces a local entry
             with _LOCK:  # a skipped file is named once per process, not at every shard
-                _IMPORTED.add((store.uri, folder, directory, path, size, mtime))
+                PROCESS_STATE.imported_answer_files.add((store.uri, folder, directory, path, size, mtime))
     return ImportedAnswers(added, tuple(skipped))

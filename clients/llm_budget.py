@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clients.process_state import PROCESS_STATE
+
 __all__ = ["BudgetClient", "BudgetExhausted", "BudgetLedger", "budget_actor_name"]
 
 NAMESPACE = "scrutineer"
@@ -144,7 +146,6 @@ class BudgetActor:
         return self.ledger.status()
 
 
-_LOCAL: dict[str, BudgetLedger] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -179,9 +180,9 @@ class BudgetClient:
             use_local = not (ray is not None and ray.is_initialized()) if self.local is None else self.local
             if use_local:
                 with _LOCAL_LOCK:
-                    ledger = _LOCAL.get(self.name)
+                    ledger = PROCESS_STATE.budget_ledgers.get(self.name)
                     if ledger is None:
-                        ledger = _LOCAL[self.name] = BudgetLedger(self.usd, self.tokens, persist=self._persist())
+                        ledger = PROCESS_STATE.budget_ledgers[self.name] = BudgetLedger(self.usd, self.tokens, persist=self._persist())
                     self._ledger = ledger
             else:
                 import ray
@@ -239,4 +240,4 @@ class BudgetClient:
 
             ray.kill(handle)
         with _LOCAL_LOCK:
-            _LOCAL.pop(self.name, None)
+            PROCESS_STATE.budget_ledgers.pop(self.name, None)

@@ -31,6 +31,7 @@ from clients.errors import (
     TransientError,
 )
 from clients.llm_request import LLMRequest, LLMResponse, ToolCall
+from clients.process_state import PROCESS_STATE
 from storage.redaction import register_environment_secrets, register_secret_env
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -104,7 +105,6 @@ def classify_litellm_error(exc: BaseException, source: str) -> ClientError:
     return TransientError(f"{type(exc).__name__}: {message}", source=source, status=status)
 
 
-_WARMED: set[tuple[str, str | None]] = set()  # per process: litellm's first-call cost is paid once
 
 
 class LiteLLMBackend:
@@ -150,17 +150,17 @@ class LiteLLMBackend:
         import litellm
 
         key = (model, self.api_base)
-        if key in _WARMED:
+        if key in PROCESS_STATE.warmed_models:
             return
         if self._warm_lock is None:
             self._warm_lock = asyncio.Lock()
         async with self._warm_lock:
-            if key in _WARMED:
+            if key in PROCESS_STATE.warmed_models:
                 return
             with contextlib.suppress(Exception):  # a failed warm-up only costs time later
                 await litellm.acompletion(model=model, messages=[{"role": "user", "content": "warm-up"}],
                                           mock_response="ok", api_base=self.api_base, api_key="unused")  # fmt: skip
-            _WARMED.add(key)
+            PROCESS_STATE.warmed_models.add(key)
 
     async def generate(self, request: LLMRequest, timeout: float) -> LLMResponse:
         import litellm

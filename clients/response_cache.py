@@ -30,6 +30,7 @@ from typing import Any
 import diskcache
 
 from clients.errors import CacheMissError
+from clients.process_state import PROCESS_STATE
 
 __all__ = ["CachedResponse", "ResponseCache", "drain_touched", "drain_written", "record_touched", "record_written",
            "request_key", "stop_recording_written", "wait_written", "wake_written"]
@@ -37,26 +38,24 @@ __all__ = ["CachedResponse", "ResponseCache", "drain_touched", "drain_written", 
 # Stored keys this process read (hits) or wrote, per recorded cache directory: what a finished shard
 # exports to the run's storage (`clients/answer_exchange.py`), so exporting costs the shard's own
 # entries only. Only directories a shard worker asked for are recorded (a driver's never grow).
-_TOUCHED: dict[str, set[str]] = {}
 _TOUCHED_LOCK = threading.Lock()
 
 
 # Stored keys this process wrote (paid answers), in order, per watched cache directory: what an
 # `AnswerFlusher` (`clients/answer_exchange.py`) exports while a shard or a driver phase runs, so a
 # killed process loses only the calls still on the wire. The condition wakes the flusher.
-_WRITTEN: dict[str, list[str]] = {}
 _WRITTEN_CHANGED = threading.Condition(threading.Lock())
 
 
 def _touch(directory: Path, key: str, *, written: bool = False) -> None:
     name = os.path.abspath(directory)
     with _TOUCHED_LOCK:
-        keys = _TOUCHED.get(name)
+        keys = PROCESS_STATE.touched_keys.get(name)
         if keys is not None:
             keys.add(key)
     if written:
         with _WRITTEN_CHANGED:
-            pending = _WRITTEN.get(name)
+            pending = PROCESS_STATE.written_keys.get(name)
             if pending is not None:
                 pending.append(key)
                 _WRITTEN_CHANGED.notify_all()
@@ -65,16 +64,16 @@ def _touch(directory: Path, key: str, *, written: bool = False) -> None:
 def record_touched(directory: str | Path) -> None:
     """Start recording the keys this process touches in `directory` (no-op when already on)."""
     with _TOUCHED_LOCK:
-        _TOUCHED.setdefault(os.path.abspath(directory), set())
+        PROCESS_STATE.touched_keys.setdefault(os.path.abspath(directory), set())
 
 
 def drain_touched(directory: str | Path) -> set[str]:
     """The stored keys touched in `directory` since the last drain (recording goes on when it was on)."""
     with _TOUCHED_LOCK:
         key = os.path.abspath(directory)
-        keys = _TOUCHED.get(key, set())
-        if key in _TOUCHED:
-            _TOUCHED[key] = set()
+        keys = PROCESS_STATE.touched_keys.get(key, set())
+        if key in PROCESS_STATE.touched_keys:
+            PROCESS_STATE.touched_keys[key] = set()
         return keys
 
 
@@ -82,14 +81,14 @@ def record_written(directory: str | Path) -> None:
     """Start keeping the keys this process writes in `directory` (one watcher per directory)."""
     with _WRITTEN_CHANGED:
         name = os.path.abspath(directory)
-        if name in _WRITTEN:
+        if name in PROCESS_STATE.written_keys:
             raise RuntimeError(f"the answers written to {name} are already being exported")
-        _WRITTEN[name] = []
+        PROCESS_STATE.written_keys[name] = []
 
 
 def stop_recording_written(directory: str | Path) -> None:
     with _WRITTEN_CHANGED:
-        _WRITTEN.pop(os.path.abspath(directory), None)
+        PROCESS_STATE.written_keys.pop(os.path.abspath(directory), None)
         _WRITTEN_CHANGED.notify_all()
 
 
@@ -97,9 +96,9 @@ def drain_written(directory: str | Path) -> list[str]:
     """The keys written in `directory` since the last drain, in order (recording goes on)."""
     with _WRITTEN_CHANGED:
         name = os.path.abspath(directory)
-        keys = _WRITTEN.get(name, [])
-        if name in _WRITTEN:
-            _WRITTEN[name] = []
+        keys = PROCESS_STATE.written_keys.get(name, [])
+        if name in PROCESS_STATE.written_keys:
+            PROCESS_STATE.written_keys[name] = []
         return keys
 
 
@@ -109,7 +108,7 @@ def wait_written(directories: list[str], at_least: int, timeout: float, stop: th
     names = [os.path.abspath(d) for d in directories]
 
     def pending() -> int:
-        return sum(len(_WRITTEN.get(n, ())) for n in names)
+        return sum(len(PROCESS_STATE.written_keys.get(n, ())) for n in names)
 
     with _WRITTEN_CHANGED:
         _WRITTEN_CHANGED.wait_for(lambda: pending() >= at_least or stop.is_set(), timeout)

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from clients.process_state import PROCESS_STATE
+
 __all__ = [
     "DEFAULT_BURST_SECONDS",
     "DEFAULT_HEADROOM",
@@ -274,7 +276,6 @@ class RateLimiterActor:
         return self.state.snapshot(key)
 
 
-_LOCAL_STATES: dict[str, LimiterState] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -330,9 +331,9 @@ class LimiterClient:
             use_local = (not _ray_initialized()) if self.local is None else self.local
             if use_local:
                 with _LOCAL_LOCK:
-                    state = _LOCAL_STATES.get(self.name)
+                    state = PROCESS_STATE.limiter_states.get(self.name)
                     if state is None:
-                        state = _LOCAL_STATES[self.name] = LimiterState(**self.settings)
+                        state = PROCESS_STATE.limiter_states[self.name] = LimiterState(**self.settings)
                 self._state = state
             else:
                 self._handle = _actor_handle(self.name, self.namespace, self.settings)

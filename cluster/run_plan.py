@@ -1,35 +1,63 @@
 """Turn (config, corpus, system specs) into runs in the store and the shard tasks that fill them.
 
 Each system gets its own run, identified by (corpus@version, system@config-hash, snapshot); its
-manifest records what the run is, so a later submission of the same config resumes it.
+manifest (a typed `storage.run_record.RunManifest`) records what the run is, so a later
+submission of the same config resumes it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cluster.outage_retry import plan_outage_retries
 from cluster.run_config import RunConfig
 from cluster.shards import ShardTask, plan_ranges
 from storage.code_revision import current_revision
+from storage.records import SystemSpec
 from storage.redaction import redact
 from storage.run_id import make_run_id
-from storage.run_record import RECORD_VERSION, answer_packages
+from storage.run_record import RECORD_VERSION, ManifestCorpus, ManifestSystem, RunManifest, answer_packages
 from storage.schemas import SCHEMA_VERSION
 from storage.store import Store
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from storage.run_lease import RunLease
+
+
+class PlannedCorpus(Protocol):
+    """What the planner reads of a loaded corpus (`corpora.loaded_corpus.LoadedCorpus`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def split(self) -> str | None: ...
+    @property
+    def num_items(self) -> int: ...
+    @property
+    def errors(self) -> list[Any]: ...
+    @property
+    def items(self) -> pa.Table: ...
+    @property
+    def truth(self) -> pa.Table: ...
 
 
 @dataclass(frozen=True)
 class PlannedRun:
     run_id: str
     system_label: str
-    spec: Any  # verifiers.SystemSpec (opaque here)
+    spec: SystemSpec
     manifest: dict[str, Any]
+    """The manifest as stored (this plan's, or the one a resumed run started with)."""
+
+    @property
+    def record(self) -> RunManifest:
+        return RunManifest.from_stored(self.manifest, f"{self.run_id}/manifest.json")
 
 
 @dataclass(frozen=True)
@@ -41,12 +69,12 @@ class RunPlan:
     """The driver's lease on these runs: the runner confirms it and fences shard writes with it."""
 
 
-def run_id_of(config: RunConfig, corpus: Any, spec: Any) -> str:
+def run_id_of(config: RunConfig, corpus: PlannedCorpus, spec: SystemSpec) -> str:
     # the registry name, not the label: renaming a configuration resumes it (the label is recorded)
     return make_run_id(corpus.name, corpus.version, spec.name, spec.config_hash(), config.snapshot)
 
 
-def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
+def resume_conflicts(config: RunConfig, corpus: PlannedCorpus, specs: list[SystemSpec]) -> list[str]:
     """Stored runs this config would resume but cannot, read from their manifests before any
     cluster starts: a run's shards are ranges of one shard size, so resuming needs the same one."""
     store = Store(config.storage)
@@ -63,7 +91,7 @@ def resume_conflicts(config: RunConfig, corpus: Any, specs: list[Any]) -> list[s
     return problems
 
 
-def planned_run_ids(config: RunConfig, corpus: Any, specs: list[Any]) -> list[str]:
+def planned_run_ids(config: RunConfig, corpus: PlannedCorpus, specs: list[SystemSpec]) -> list[str]:
     """The run ids `plan_run` will open, known before anything is written (the run lease needs them)."""
     run_ids = [run_id_of(config, corpus, s) for s in specs]
     seen: dict[str, str] = {}
@@ -84,7 +112,7 @@ def _warn_if_index_changed(run_id: str, stored: dict[str, Any], current: dict[st
               "finished shards keep the old answers (use another --snapshot or --storage for a clean run)", flush=True)
 
 
-def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Callable[[str], Any],
+def plan_run(config: RunConfig, corpus: PlannedCorpus, specs: list[SystemSpec], make_context: Callable[[str], Any],
              lease: RunLease | None = None) -> RunPlan:  # fmt: skip
     store = Store(config.storage)
     revision = current_revision()
@@ -92,24 +120,23 @@ def plan_run(config: RunConfig, corpus: Any, specs: list[Any], make_context: Cal
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
     for spec, run_id in zip(specs, planned_run_ids(config, corpus, specs), strict=True):
-        manifest = redact(
-            {
-                "run_id": run_id,
-                "schema_version": SCHEMA_VERSION,
-                "corpus": {"name": corpus.name, "version": corpus.version, "split": corpus.split,
-                           "path": config.corpus.path, "items": corpus.num_items, "unreadable": len(corpus.errors)},
-                "system": {**spec.to_dict(), "config_hash": spec.config_hash()},
-                "snapshot": config.snapshot,
-                "shard_size": config.shard_size,
-                "num_shards": len(ranges),
-                "code_revision": revision.label,
-                "record_version": RECORD_VERSION,
-                "code": revision.to_dict(),
-                "packages": packages,
-                "config": config.model_dump(),
-                "provenance": spec.provenance(),
-            }
+        record = RunManifest(
+            run_id=run_id,
+            schema_version=SCHEMA_VERSION,
+            corpus=ManifestCorpus(name=corpus.name, version=corpus.version, split=corpus.split, path=config.corpus.path,
+                                  items=corpus.num_items, unreadable=len(corpus.errors)),
+            system=ManifestSystem(**spec.to_dict(), config_hash=spec.config_hash()),
+            snapshot=config.snapshot,
+            shard_size=config.shard_size,
+            num_shards=len(ranges),
+            code_revision=revision.label,
+            record_version=RECORD_VERSION,
+            code=revision.to_dict(),
+            packages=packages,
+            config=config.model_dump(),
+            provenance=spec.provenance(),
         )  # fmt: skip
+        manifest = redact(record.to_stored())
         stored = store.open_run(run_id, manifest)
         _warn_if_index_changed(run_id, stored, manifest)
         if stored.get("shard_size") != config.shard_size:

@@ -210,7 +210,7 @@ def validate_systems(config: RunConfig, audit: Audit) -> list[str]:
 
 def make_services(config: RunConfig, audit: Audit):
     """The run's one `RunServices`, keyed by what identifies the run (not by runtime settings)."""
-    from cluster.run_services import build_services, resolve_cache_dir, run_key
+    from cluster.services_builder import build_services, resolve_cache_dir, run_key
     from verifiers import SystemSpec
 
     systems = sorted(SystemSpec(s.name, s.args).config_hash() for s in config.systems)
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args, started, held)
     finally:
         if held:
-            from cluster.run_services import release_services
+            from cluster.services_builder import release_services
 
             for services in held:
                 release_services(services)
@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace, started: float, held: list) -> int:
     from audits import UnknownAudit, get_audit
     from cluster.ray_address import RayAddressError, resolve_ray_address
     from cluster.run_config import ConfigError
-    from cluster.run_services import budget_refused
+    from cluster.services_builder import budget_refused
 
     # Everything a user can get wrong is checked here, before any cluster starts.
     try:
@@ -334,8 +334,8 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         wait_for_lease: bool = False) -> int:  # fmt: skip
     from audits.base import AuditContext, BudgetStopped, finish_run
     from cluster.run_plan import plan_run
-    from cluster.run_services import resolve_cache_dir
     from cluster.runner import WorkerStartError
+    from cluster.services_builder import resolve_cache_dir
     from storage.filesystem import StorageError
     from storage.run_lease import LeaseHeld, LeaseLostError, RunLease
     from storage.store import Store

@@ -2,9 +2,10 @@
 
 `RunRecord.from_stored(manifest, status, ...)` reads it from what a run stores (`manifest.json`,
 `status.json`, the outputs' cost), so two runs can be compared field by field (`differences`).
-The manifest is the source: `cluster/run_plan.py` writes `record_version`, the structured code
-revision and the versions of the packages that change answers (`answer_packages()`) into it.
-Manifests older than that still read (their code is the revision label alone and their package
+The manifest is the source: `cluster/run_plan.py` builds a typed `RunManifest` (with
+`record_version`, the structured code revision and the versions of the packages that change
+answers, `answer_packages()`) and stores `RunManifest.to_stored()`; `RunManifest.from_stored`
+reads a stored one back, keeping keys it does not know. Manifests older than that still read (their code is the revision label alone and their package
 versions are "not recorded"); a manifest without the fields a record needs, or from a newer
 record version, raises `RunRecordError` naming the file and the field.
 """
@@ -77,6 +78,70 @@ class Outcome(_Model):
         return self.status == "complete" and self.items is not None and self.items == self.expected
 
 
+class _Stored(BaseModel):
+    """A part of a stored manifest: typed where known, other keys kept (older and newer writers)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", coerce_numbers_to_str=True)
+
+
+class ManifestCorpus(_Stored):
+    name: str
+    version: str
+    split: str | None = None
+    path: str | None = Field(default=None, description="the corpus file or folder as configured")
+    items: int | None = None
+    unreadable: int | None = Field(default=None, description="entries the loader could not read")
+
+
+class ManifestSystem(_Stored):
+    name: str
+    args: dict[str, Any]
+    label: str | None = None
+    config_hash: str | None = Field(default=None, description="hash of name + answer args (the run id's part)")
+
+
+class RunManifest(_Stored):
+    """What `manifest.json` holds: the run as planned (`cluster/run_plan.py` writes it, every
+    reader of a stored run reads it). Fields written before a field existed read as None."""
+
+    run_id: str
+    schema_version: str | None = Field(default=None, description="storage.schemas.SCHEMA_VERSION")
+    corpus: ManifestCorpus
+    system: ManifestSystem
+    snapshot: str
+    shard_size: int | None = None
+    num_shards: int | None = None
+    code_revision: str | None = Field(default=None, description="the code's revision label")
+    record_version: int = RECORD_VERSION
+    code: dict[str, str | bool | None] | None = Field(default=None, description="storage.code_revision.CodeRevision")
+    packages: dict[str, str | None] | None = None
+    config: dict[str, Any] | None = Field(default=None, description="the run's whole config")
+    provenance: dict[str, Any] | None = Field(default=None, description="what answered besides the arguments")
+
+    @classmethod
+    def from_stored(cls, manifest: dict[str, Any], source: str = "manifest.json") -> RunManifest:
+        """The typed manifest of a stored run; `RunRecordError` names the file and field it lacks."""
+        version = manifest.get("record_version", RECORD_VERSION)
+        if not isinstance(version, int) or version > RECORD_VERSION:
+            raise RunRecordError(f"{source}: record_version {version!r} is newer than this code reads "
+                                 f"(<= {RECORD_VERSION}); update scrutineer to read it")  # fmt: skip
+        for key in ("run_id", "corpus", "system", "snapshot"):
+            if key not in manifest:
+                raise RunRecordError(f"{source}: no {key!r} field: not a run manifest, or written by a scrutineer "
+                                     "older than run ids (re-run it to get a comparable record)")  # fmt: skip
+        system = manifest["system"]
+        if not isinstance(system, dict) or "name" not in system or "args" not in system:
+            raise RunRecordError(f"{source}: field 'system' lacks 'name' or 'args'")
+        try:
+            return cls.model_validate(manifest)
+        except ValueError as exc:
+            raise RunRecordError(f"{source}: malformed field: {exc}") from None
+
+    def to_stored(self) -> dict[str, Any]:
+        """The JSON object `manifest.json` holds (fields this writer set, then keys kept from a reader)."""
+        return self.model_dump(exclude_unset=True)
+
+
 class RunRecord(_Model):
     record_version: int = RECORD_VERSION
     run_id: str
@@ -88,7 +153,7 @@ class RunRecord(_Model):
     outcome: Outcome
 
     @classmethod
-    def from_stored(cls, manifest: dict[str, Any], status: dict[str, Any] | None, *, storage_uri: str,
+    def from_stored(cls, manifest: RunManifest | dict[str, Any], status: dict[str, Any] | None, *, storage_uri: str,
                     runtime_arg_names: tuple[str, ...] | None = None, default_args: dict[str, Any] | None = None,
                     cost_usd: float | None = None,
                     source: str = "manifest.json") -> RunRecord:  # fmt: skip
@@ -96,40 +161,31 @@ class RunRecord(_Model):
         declared runtime args); without it the manifest's `system.runtime_args` is used, else none.
         `default_args` (the factory's defaults) fill the arguments a run left unset, so a run that
         states a default and one that omits it have the same answer arguments."""
-        version = manifest.get("record_version", RECORD_VERSION)
-        if not isinstance(version, int) or version > RECORD_VERSION:
-            raise RunRecordError(f"{source}: record_version {version!r} is newer than this code reads "
-                                 f"(<= {RECORD_VERSION}); update scrutineer to read it")  # fmt: skip
-        for key in ("run_id", "corpus", "system", "snapshot"):
-            if key not in manifest:
-                raise RunRecordError(f"{source}: no {key!r} field: not a run manifest, or written by a scrutineer "
-                                     "older than run ids (re-run it to get a comparable record)")  # fmt: skip
-        system = manifest["system"]
-        if "name" not in system or "args" not in system:
-            raise RunRecordError(f"{source}: field 'system' lacks 'name' or 'args'")
-        args = dict(system.get("args") or {})
-        runtime = set(runtime_arg_names if runtime_arg_names is not None else system.get("runtime_args") or ())
+        if isinstance(manifest, dict):
+            manifest = RunManifest.from_stored(manifest, source)
+        system, corpus = manifest.system, manifest.corpus
+        args = dict(system.args)
+        stored_runtime = (system.model_extra or {}).get("runtime_args")  # written by older planners
+        runtime = set(runtime_arg_names if runtime_arg_names is not None else stored_runtime or ())
         answer = {k: v for k, v in {**(default_args or {}), **args}.items() if k not in runtime}
-        code = manifest.get("code") or {}
-        label = str(code.get("label") or manifest.get("code_revision") or "unknown")
+        code = manifest.code or {}
+        label = str(code.get("label") or manifest.code_revision or "unknown")
         status = status or {}
-        corpus = manifest["corpus"]
         try:
             return cls(
-                run_id=manifest["run_id"],
-                corpus=CorpusRef(name=corpus["name"], version=str(corpus["version"]), split=corpus.get("split"),
-                                 items=corpus.get("items")),
-                system=SystemRef(name=system["name"], label=system.get("label") or system["name"], answer_args=answer,
-                                 config_hash=system.get("config_hash") or args_hash(system["name"], answer),
+                run_id=manifest.run_id,
+                corpus=CorpusRef(name=corpus.name, version=corpus.version, split=corpus.split, items=corpus.items),
+                system=SystemRef(name=system.name, label=system.label or system.name, answer_args=answer,
+                                 config_hash=system.config_hash or args_hash(system.name, answer),
                                  runtime_args={k: v for k, v in args.items() if k in runtime}),
-                snapshot=str(manifest["snapshot"]), storage_uri=storage_uri,
+                snapshot=manifest.snapshot, storage_uri=storage_uri,
                 code=CodeRef(label=label, commit=code.get("commit") or _commit_of(label), dirty=code.get("dirty"),
-                             packages=manifest.get("packages")),
+                             packages=manifest.packages),
                 outcome=Outcome(status=status.get("status", "running"), items=status.get("items"),
-                                expected=status.get("expected", corpus.get("items")), errored=status.get("errored"),
+                                expected=status.get("expected", corpus.items), errored=status.get("errored"),
                                 failed_shards=status.get("failed_shards"), cost_usd=cost_usd),
             )  # fmt: skip
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             raise RunRecordError(f"{source}: missing or malformed field {e}") from None
 
     def identity(self) -> dict[str, Any]:

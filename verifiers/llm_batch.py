@@ -17,7 +17,7 @@ from typing import Any
 
 from clients.errors import ClientError, is_outage
 from clients.llm_budget import BudgetExhausted
-from clients.llm_gateway import LLMGateway, LLMServices
+from clients.llm_gateway import LLMGateway
 from storage.outages import OUTAGE_KEY
 from storage.records import Item, Output
 from verifiers.system import RunContext
@@ -26,8 +26,7 @@ from verifiers.system import RunContext
 def gateway_from_context(ctx: RunContext, model: str, **options) -> LLMGateway:
     """The gateway a system uses in this run: the run's shared services (limiter, budget, self-hosted
     backends) and response cache."""
-    services = ctx.services.get("llm") or LLMServices(limiter=ctx.services.get("rate_limiter"))
-    return LLMGateway(model, services, cache_dir=ctx.cache_dir, **options)
+    return LLMGateway(model, ctx.services.llm, cache_dir=ctx.cache_dir, **options)
 
 
 OUTAGE_CONFIDENCE = 0.5

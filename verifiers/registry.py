@@ -24,19 +24,18 @@ URL is not: which answers are replayed is decided by the snapshot scope of the r
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from storage import records as storage_records
 from storage.registry import Registry
 from verifiers.system import System
 
@@ -267,29 +266,13 @@ def key_problems(args: dict[str, Any]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class SystemSpec:
-    """A system as configured: registry name plus factory arguments. `label` tells two
-    configurations of one family apart in reports (defaults to the name)."""
+class SystemSpec(storage_records.SystemSpec):
+    """`storage.records.SystemSpec` (the data) with what the registry knows: the system's declared
+    runtime arguments and the offline index's provenance."""
 
-    name: str
-    args: dict[str, Any] = field(default_factory=dict)
-    label: str | None = None
-
-    @property
-    def display_name(self) -> str:
-        return self.label or self.name
-
-    def config_hash(self) -> str:
-        """Hash of what changes the answers: the name and the arguments, less the system's declared
-        `runtime_args` (not the label either), so raising concurrency or renaming resumes the run."""
+    def runtime_arg_names(self) -> tuple[str, ...]:
         entry = SYSTEMS.get(self.name, None)
-        runtime = set(entry.runtime_args) if entry is not None else set()
-        args = {k: v for k, v in self.args.items() if k not in runtime}
-        canonical = json.dumps({"name": self.name, "args": args}, sort_keys=True, default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "args": self.args, "label": self.label}
+        return entry.runtime_args if entry is not None else ()
 
     def provenance(self) -> dict[str, Any]:
         """What answered besides the arguments: the offline index's file, hash, size and dumps."""

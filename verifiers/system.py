@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from storage.records import Item, Output
 
 if TYPE_CHECKING:
-    from clients.run_services import RunServices
+    from clients.lent_services import RunServices
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,15 @@ class RunContext:
     """Snapshot date (YYYY-MM-DD); systems with time-dependent checks use it as 'today'."""
     cache_dir: str | None = None
     """Local directory for response caches; None disables caching."""
-    services: RunServices | dict[str, Any] = field(default_factory=dict)
-    """What the run shares across workers: a `clients.run_services.RunServices` (limiter, response
-    cache, outage guard, budget, sources) in a real run; a plain dict in isolated tests, where
-    each system falls back to its own settings."""
+    services: RunServices = None  # type: ignore[assignment]  # filled in __post_init__
+    """What the run shares across workers: a `clients.lent_services.RunServices` (limiter, response
+    cache, outage guard, budget, sources); by default (an isolated run) one with none of them."""
+
+    def __post_init__(self) -> None:
+        if self.services is None:
+            from clients.lent_services import RunServices
+
+            object.__setattr__(self, "services", RunServices(run_key=self.run_id, snapshot=self.snapshot))
 
 
 @runtime_checkable

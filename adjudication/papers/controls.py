@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from storage.outages import outage_sources
+from storage.records import PaperReview
 
 __all__ = ["CONTROL_PREFIX", "NULL_REVIEW", "NULL_TOLERANCE", "RANDOM_QUOTES", "control_cases"]
 
@@ -62,16 +63,16 @@ def control_cases(payloads: Mapping[str, dict[str, Any]], truths: Mapping[str, d
     injected = sorted(i for i, t in truths.items() if not t.get("clean") and i in payloads)
     for item_id in injected:
         files = payloads[item_id].get("files") or {}
-        cases.append(_output(item_id, CONTROL_PREFIX + "null", {
-            "review_text": NULL_REVIEW, "prompt_style": "control", "flags": []}))
+        cases.append(_output(item_id, CONTROL_PREFIX + "null",
+                             PaperReview(review_text=NULL_REVIEW, prompt_style="control", flags=[]).to_detail()))
         rng = random.Random(int(hashlib.sha256(item_id.encode()).hexdigest()[:16], 16))
         pool = _sentences(files)
         quotes = rng.sample(pool, min(RANDOM_QUOTES, len(pool)))
         flags = [{"flag_id": f"{item_id}/f{n}", "quote": q, "location": None, "type": None,
                   "description": "This passage looks wrong.", "check": None} for n, q in enumerate(quotes, 1)]
-        cases.append(_output(item_id, CONTROL_PREFIX + "random_quote", {
-            "review_text": "\n".join(f'- This passage looks wrong: "{q}"' for q in quotes), "prompt_style": "control",
-            "flags": flags}))  # fmt: skip
+        cases.append(_output(item_id, CONTROL_PREFIX + "random_quote", PaperReview(
+            review_text="\n".join(f'- This passage looks wrong: "{q}"' for q in quotes), prompt_style="control",
+            flags=flags).to_detail()))  # fmt: skip
     # Shuffled within a track (injected copies against injected, natural errata against natural):
     # copy k of a paper is scored against copy k of the next paper of the same track (cyclically
     # when that paper has fewer copies, as a repository's errata copies may).

@@ -38,6 +38,7 @@ from rapidfuzz import fuzz
 from adjudication.judge import Judge, vote
 from adjudication.papers.quote_match import changed_span, normalize, quote_matches
 from adjudication.papers.source import paper_text
+from storage.records import Output, PaperReview
 
 __all__ = ["DETECTION_PROMPT", "EVIDENCE_MIN_CHARS", "EVIDENCE_MIN_RATIO", "DetectionMatcher", "evidence_in_review",
            "majority"]
@@ -72,9 +73,9 @@ Answer with JSON only:
 ESCALATION_HEADER = "\nFULL PAPER (escalation: the panel was split or unsure)\n"
 
 
-def render_review(detail: dict[str, Any]) -> str:
-    text = str(detail.get("review_text") or "").strip()
-    flags = detail.get("flags") or []
+def render_review(review: PaperReview) -> str:
+    text = review.review_text.strip()
+    flags = review.flags
     lines = [text] if text else []
     if flags:
         lines.append("\nFlags raised by the review:")
@@ -127,10 +128,10 @@ class DetectionMatcher:
     low_confidence: float = 0.7
     """A majority whose mean confidence is below this escalates."""
 
-    async def judge_injection(self, injection: dict[str, Any], detail: dict[str, Any],
+    async def judge_injection(self, injection: dict[str, Any], review: PaperReview,
                               files: dict[str, str], main_file: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:  # fmt: skip
         """(outcome, votes, detail additions) for one injection and one review."""
-        for flag in detail.get("flags") or []:
+        for flag in review.flags:
             evidence = quote_matches(flag, injection, files)
             if evidence:
                 return "detected", [vote("mechanical", "mechanical", "quote_match", detected=True, confidence=1.0,
@@ -139,15 +140,15 @@ class DetectionMatcher:
         fields = {k: injection.get(k, "") for k in ("injection_id", "error_type", "severity", "subtype", "file",
                                                     "start", "end", "original", "injected", "rationale",
                                                     "changed_original", "changed_injected")}  # fmt: skip
-        if not detail.get("flags") and (detail.get("prompt_style") == "mechanical" or not detail.get("review_text", "").strip()):
+        if review.found_nothing:
             # Nothing was raised (a mechanical review's findings are its flags): nothing to ask judges about.
             return "missed", [], {"matched_by": "no_findings", "escalated": False, "unanimous": None}
         if not self.panel and self.escalation is None:
             # Quote matching only (no judges configured): an injection no flag quotes is missed.
             return "missed", [], {"matched_by": "quote_only", "escalated": False, "unanimous": None}
-        review = render_review(detail)
-        prompt = DETECTION_PROMPT.format(review=review, paper="", **fields)
-        votes = [vet_vote(v, review) for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
+        rendered = render_review(review)
+        prompt = DETECTION_PROMPT.format(review=rendered, paper="", **fields)
+        votes = [vet_vote(v, rendered) for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
         verdict, unanimous, confidence = majority(votes)
         split = verdict is None or not unanimous
         unsure = confidence is None or confidence < self.low_confidence
@@ -159,7 +160,7 @@ class DetectionMatcher:
                                         "undecided_reason": "panel split or unsure and no escalation judge"}  # fmt: skip
         full = ESCALATION_HEADER + paper_text(files, main_file) + "\n"
         esc = vet_vote(await self.escalation.detection_vote(
-            DETECTION_PROMPT.format(review=review, paper=full, **fields), "escalation"), review)
+            DETECTION_PROMPT.format(review=rendered, paper=full, **fields), "escalation"), rendered)
         votes.append(esc)
         all_answered = [v["detected"] for v in votes if v["detected"] is not None]
         extra = {"matched_by": "escalation", "escalated": True, "unanimous": len(set(all_answered)) == 1}
@@ -172,11 +173,11 @@ class DetectionMatcher:
         return ("detected" if esc["detected"] else "missed"), votes, extra
 
     @staticmethod
-    def visible(injection: dict[str, Any], detail: dict[str, Any]) -> bool | None:
+    def visible(injection: dict[str, Any], review: PaperReview | None) -> bool | None:
         """Was the injection's changed span in what the reviewer was shown? None: the reviewer saw
         the whole copy or did not record what it saw (`shown_spans`, a reviewer's detail)."""
-        spans = detail.get("shown_spans")
-        if not isinstance(spans, list):
+        spans = review.shown_spans if review is not None else None
+        if spans is None:
             return None
         cs, ce = changed_span(injection)
         f = injection.get("file")
@@ -186,16 +187,20 @@ class DetectionMatcher:
                          main_file: str) -> list[dict[str, Any]]:  # fmt: skip
         """Verdict rows (without run_id/system) for every injection of one copy and one review."""
         rows = []
-        detail = json.loads(output["detail_json"]) if output.get("detail_json") else {}
+        review, unscored = None, f"reviewer failed: {output['error']}" if output.get("error") else None
+        if unscored is None:
+            try:
+                review = Output.from_row(output).detail_as(PaperReview)
+            except ValueError as exc:  # a reviewer outside the contract: this review unscored, the others kept
+                unscored = str(exc)
         for injection in truth.get("injections", []):
             base = {k: injection.get(k) for k in ("error_type", "severity", "subtype")}
-            base.update(paper_id=truth.get("paper_id"), copy=truth.get("copy"), visible=self.visible(injection, detail))
-            if output.get("error"):
+            base.update(paper_id=truth.get("paper_id"), copy=truth.get("copy"), visible=self.visible(injection, review))
+            if review is None:
                 outcome, votes = "unscored", []
-                extra = {"matched_by": None, "escalated": False, "unanimous": False,
-                         "unscored_reason": f"reviewer failed: {output['error']}"}  # fmt: skip
+                extra = {"matched_by": None, "escalated": False, "unanimous": False, "unscored_reason": unscored}
             else:
-                outcome, votes, extra = await self.judge_injection(injection, detail, files, main_file)
+                outcome, votes, extra = await self.judge_injection(injection, review, files, main_file)
             rows.append({"item_id": output["item_id"], "unit_id": injection["injection_id"], "unit_kind": "injection",
                          "outcome": outcome, "votes_json": json.dumps(votes, ensure_ascii=False),
                          "detail_json": json.dumps(base | extra, ensure_ascii=False)})  # fmt: skip

@@ -35,6 +35,7 @@ from typing import Any
 from adjudication.check_runner import CheckRunner
 from adjudication.judge import Judge, vote
 from adjudication.papers.source import paper_text
+from storage.records import Output, PaperReview
 
 __all__ = ["FLAG_OUTCOMES", "FalsePositiveAdjudicator", "is_definition", "numbers_printed"]
 
@@ -217,8 +218,12 @@ class FalsePositiveAdjudicator:
             return [{"item_id": output["item_id"], "unit_id": f"{output['item_id']}/review", "unit_kind": "review",
                      "outcome": "unscored", "votes_json": "[]",
                      "detail_json": json.dumps(base | {"unscored_reason": f"reviewer failed: {output['error']}"})}]  # fmt: skip
-        detail = json.loads(output["detail_json"]) if output.get("detail_json") else {}
-        flags = detail.get("flags") or []
+        try:
+            flags = Output.from_row(output).detail_as(PaperReview).flags
+        except ValueError as exc:  # a reviewer outside the contract: this review unscored, the others kept
+            return [{"item_id": output["item_id"], "unit_id": f"{output['item_id']}/review", "unit_kind": "review",
+                     "outcome": "unscored", "votes_json": "[]",
+                     "detail_json": json.dumps(base | {"unscored_reason": str(exc)})}]  # fmt: skip
         results = await asyncio.gather(*(self.adjudicate_flag(f, files, main_file) for f in flags))
         return [{"item_id": output["item_id"], "unit_id": f["flag_id"], "unit_kind": "flag", "outcome": outcome,
                  "votes_json": json.dumps(votes, ensure_ascii=False),

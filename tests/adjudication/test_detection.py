@@ -8,7 +8,7 @@ import pytest
 
 from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_paper_run
 from clients.llm_gateway import LLMServices
-from storage.records import Output
+from storage.records import Output, PaperReview
 from storage.schemas import ITEM_SCHEMA, VERDICT_SCHEMA, table_from_rows
 from tests.adjudication.judges import judge_servers, says
 from tests.adjudication.paper_copies import injected_item, truth_rows
@@ -159,8 +159,8 @@ async def _escalation_less(votes):
             return self.v | {"role": role}
 
     matcher = DetectionMatcher([Fixed(v) for v in votes], None, 0.7)
-    detail = {"review_text": "The cross term has the wrong sign.", "prompt_style": "free_form", "flags": []}
-    return await matcher.judge_injection({"injection_id": "x", "file": "main.tex", "start": 0, "end": 1}, detail, {}, "main.tex")
+    review = PaperReview(review_text="The cross term has the wrong sign.", prompt_style="free_form", flags=[])
+    return await matcher.judge_injection({"injection_id": "x", "file": "main.tex", "start": 0, "end": 1}, review, {}, "main.tex")
 
 
 def test_a_low_confidence_majority_with_no_escalation_judge_is_undecided():

@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 
 from adjudication.judge import Judge, JudgeSpec
+from clients.lent_services import RunServices
 from clients.llm_budget import BudgetClient
 from clients.llm_cache import LLMCache
 from clients.llm_gateway import LLMServices
 from clients.llm_request import LLMRequest, LLMResponse
-from clients.run_services import RunServices
-from cluster.run_services import DRIVER_ANSWERS, budget_refused, driver_answers
+from cluster.services_builder import DRIVER_ANSWERS, budget_refused, driver_answers
 
 
 def test_a_refused_judge_abstains_and_the_refusal_is_counted(tmp_path):

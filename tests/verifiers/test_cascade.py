@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
@@ -30,7 +31,7 @@ def cascade(url: str, mode: str):
 
 
 def run(system, tmp_path):
-    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices()))
     return {o.item_id: o for o in asyncio.run(system.run(ITEMS, ctx))}
 
 
@@ -87,7 +88,7 @@ def test_four_stage_cascade_records_which_stage_decided(tmp_path):
                   {"name": "field_match", "args": {"index_path": str(index)}, "label": "index"},
                   {"name": "llm_zero_shot", "args": {"model": "openai/last", "api_base": f"{url}/v1"}}]
         system = build_system(SystemSpec("cascade", {"stages": stages}))
-        ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+        ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices()))
         out = {o.item_id: o for o in asyncio.run(system.run(items, ctx))}
         assert server_stats(url)["requests"] == 1
     assert {k: (o.label, o.detail["decided_by"]) for k, o in out.items()} == {

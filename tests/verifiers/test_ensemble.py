@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
 from storage.records import Item, Output
 from tests.helpers.replay_server import replay_server
@@ -28,7 +29,7 @@ def members(url: str) -> list[dict]:
 
 
 def test_votes_over_registered_members(tmp_path):
-    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices()))
     with replay_server("--default-content", '{"label": "HALLUCINATED", "confidence": 0.9}') as url:
         for rule in ("majority", "confidence_weighted"):
             system = build_system(SystemSpec("ensemble", {"members": members(url), "rule": rule}))
@@ -46,7 +47,7 @@ def test_ties_abstain_and_errored_members_do_not_vote():
 
 
 def test_no_member_answering_is_an_error(tmp_path):
-    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services={"llm": LLMServices()})
+    ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices()))
     with replay_server("--default-content", "not json") as url:
         system = build_system(SystemSpec("ensemble", {"members": [members(url)[2]]}))
         [out] = asyncio.run(system.run([ITEM], ctx))

@@ -10,6 +10,7 @@ import pytest
 
 from clients.bib_record import Author, BibRecord
 from clients.errors import SourceOutageError
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
 from storage.records import Item
 from tests.helpers.replay_server import replay_server, server_stats
@@ -56,7 +57,8 @@ def rules(query_source: str) -> list[dict]:
 def run(url: str, items: list[Item], provided: dict, tmp_path, **args):
     system = build_system(SystemSpec("llm_agentic", {"model": "openai/agent", "api_base": f"{url}/v1", **args}))
     ctx = RunContext("r", "2026-05-05", cache_dir=str(tmp_path / args.get("aggregation", "model")),
-                     services={"llm": LLMServices(), "bib_sources": provided})
+                     services=RunServices("r", "2026-05-05", llm=LLMServices(), lent_sources=provided,
+                                          source_names=tuple(sorted(provided))))
     return system, asyncio.run(system.run(items, ctx))
 
 
@@ -98,5 +100,8 @@ def test_model_that_never_commits_within_k_calls_gets_uncertain(tmp_path):
 
 def test_missing_sources_fail_every_item_with_the_reason(tmp_path):
     with replay_server(recordings=rules("memory"), tmp=tmp_path) as url:
-        _, outs = run(url, [item("a", KNOWN), item("b", "B")], {}, tmp_path, sources=["crossref"])
-    assert all(o.error_kind == "system" and "crossref" in o.error for o in outs)
+        _, outs = run(url, [item("a", KNOWN), item("b", "B")], {}, tmp_path, sources=["nosuch_source"])
+        _, none = run(url, [item("a", KNOWN)], {}, tmp_path)  # the run lends none and the system names none
+    assert all(o.error_kind == "system" and "sources not provided by the run: ['nosuch_source']" in o.error
+               for o in outs)  # fmt: skip
+    assert none[0].error_kind == "system" and "needs at least one bibliographic source" in none[0].error

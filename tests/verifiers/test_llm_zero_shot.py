@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_budget import BudgetClient
 from clients.llm_gateway import LLMServices
 from corpora.citations.hallmark import load_hallmark_jsonl
@@ -39,7 +40,7 @@ def run(system, items, ctx):
 
 def ctx_for(tmp_path, **services) -> RunContext:
     return RunContext("run-1", "2026-05-05", cache_dir=str(tmp_path / "cache"),
-                      services={"llm": LLMServices(**{"concurrency": 16, **services})})
+                      services=RunServices("test", "", llm=LLMServices(**{"concurrency": 16, **services})))
 
 
 def released_predictions() -> dict[str, dict]:

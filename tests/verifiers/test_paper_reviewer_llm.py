@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
 from tests.adjudication.paper_copies import clean_item, injected_item
 from tests.helpers.replay_server import replay_server, server_stats
@@ -36,7 +37,7 @@ Minor: none."""
 
 
 def ctx(tmp_path) -> RunContext:
-    return RunContext("run-r", "2026-05-05", cache_dir=str(tmp_path / "cache"), services={"llm": LLMServices()})
+    return RunContext("run-r", "2026-05-05", cache_dir=str(tmp_path / "cache"), services=RunServices("test", "", llm=LLMServices()))
 
 
 def reviewer(url: str, style: str):

@@ -121,23 +121,14 @@ class LLMAgenticVerifier(LLMZeroShotVerifier):
         self._ctx_sources: dict[str, BibSource] = {}
 
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
-        services = ctx.services
-        if hasattr(services, "bib_source"):  # a real run: any known source, bound to its services
-            from clients.source_catalog import SOURCE_CLASSES
-
-            names = self.sources or list(services.source_names)
-            unknown = [n for n in names if n not in SOURCE_CLASSES]
-            available: dict[str, BibSource] = {n: services.bib_source(n) for n in names if n in SOURCE_CLASSES}
-        else:
-            available = dict(services.get("bib_sources") or {})
-            names = self.sources or sorted(available)
-            unknown = []
+        services = ctx.services  # any catalogue source, bound to the run's services, or one it lends
+        names = self.sources or list(services.source_names)
         if not names:
             return [Output.failed(i.item_id, NO_SOURCES, "system") for i in items]
-        missing = [n for n in names if n not in available] + unknown
+        missing = [n for n in names if not services.lends(n)]
         if missing:
             return [Output.failed(i.item_id, f"sources not provided by the run: {missing}", "system") for i in items]
-        self._ctx_sources = {n: available[n] for n in names}
+        self._ctx_sources = {n: services.bib_source(n) for n in names}
         return await super().run(items, ctx)
 
     async def _call_tool(self, name: str, arguments: str, entry: CitationEntry,

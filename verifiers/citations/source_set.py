@@ -26,12 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clients.bib_record import BibRecord
 from clients.errors import NotFoundError
 from clients.source import BibSource
 from storage.records import Output
+
+if TYPE_CHECKING:
+    from clients.lent_services import RunServices
 
 __all__ = ["CountedSource", "Lookup", "OnlineSource", "bind_sources", "no_evidence", "outage_sources",
            "resolve_sources"]
@@ -122,17 +125,10 @@ class OnlineSource:
     base_url: str | None = None
     http: Any = None
     """The system's own `clients.http.HttpOptions` (None: the run's, or the defaults)."""
-    _unbound: Any = field(default=None, repr=False)
 
-    def bind(self, services: Any) -> BibSource:
-        """The client for this run: from `RunServices` when the run provides them."""
-        if hasattr(services, "bib_source"):
-            return services.bib_source(self.name, self.base_url, self.http)
-        if self._unbound is None:
-            from clients.source_catalog import make_source
-
-            self._unbound = make_source(self.name, self.http, base_url=self.base_url)
-        return self._unbound
+    def bind(self, services: RunServices) -> BibSource:
+        """The client for this run, bound to its services (limiter, cache, outage guard)."""
+        return services.bib_source(self.name, self.base_url, self.http)
 
 
 def _online(name: str, options: dict[str, Any]) -> OnlineSource:

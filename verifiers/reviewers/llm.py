@@ -25,7 +25,7 @@ from clients.llm_gateway import LLMGateway
 from clients.llm_json import parse_json_answer
 from clients.llm_request import prompt_hash
 from corpora.papers.latex_paper import ReadingText, reading_order_text
-from storage.records import Item, Output
+from storage.records import Item, Output, PaperReview
 from verifiers.llm_batch import gateway_from_context, provider_failure, run_batch
 from verifiers.registry import package, system
 from verifiers.system import RunContext
@@ -226,10 +226,10 @@ class PaperReviewerLLM:
         if not (response.text or "").strip():
             return Output(item.item_id, error="empty review", error_kind="parse", model_id=response.model_id)
         text, flags, method = read_review(item.item_id, response.text or "", self.prompt_style)
-        detail = {"review_text": text, "prompt_style": self.prompt_style, "flags": flags, "flags_from": method,
-                  "finish_reason": response.finish_reason, "paper_truncated": self.paper(item)[1],
-                  "shown_spans": self.shown_spans(item), **self.params}  # fmt: skip
-        return Output(item.item_id, detail=detail, api_sources_queried=[self.model], api_calls=1,
+        review = PaperReview(review_text=text, prompt_style=self.prompt_style, flags=flags, flags_from=method,
+                             finish_reason=response.finish_reason, paper_truncated=self.paper(item)[1],
+                             shown_spans=self.shown_spans(item), **self.params)  # fmt: skip
+        return Output(item.item_id, detail=review.to_detail(), api_sources_queried=[self.model], api_calls=1,
                       model_id=response.model_id, prompt_hash=self.template_hash, tokens_in=response.tokens_in,
                       tokens_out=response.tokens_out, cost_usd=response.cost_usd, latency_s=response.latency_s,
                       cache_hits=int(response.cached))  # fmt: skip

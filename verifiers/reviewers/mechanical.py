@@ -29,7 +29,7 @@ from typing import Any
 from clients.checker_client import OUTAGE_SOURCE, CheckRequest, HttpCheckerClient
 from clients.errors import ClientError, is_outage
 from storage.outages import OUTAGE_KEY
-from storage.records import Item, Output
+from storage.records import Item, Output, PaperReview
 from verifiers.llm_batch import OUTAGE_CONFIDENCE
 from verifiers.registry import package, system
 from verifiers.reviewers.statements import Statement, extract_statements
@@ -63,9 +63,9 @@ def review_copy(item_id: str, statements: list[Statement], results: list[dict[st
     lines = [f"Mechanical review: {len(statements)} checkable statements; "
              + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))]  # fmt: skip
     lines += [f"- [{f['type']}] {f['description']} Quote: \"{f['quote'].strip()}\"" for f in flags]
-    return {"review_text": "\n".join(lines), "prompt_style": "mechanical", "flags": flags,
-            "check_outcomes": dict(outcomes), "statements": len(statements),
-            "outcomes_by_kind": {k: dict(sorted(c.items())) for k, c in sorted(by_kind.items())}}  # fmt: skip
+    return PaperReview(review_text="\n".join(lines), prompt_style="mechanical", flags=flags,
+                       check_outcomes=dict(outcomes), statements=len(statements),
+                       outcomes_by_kind={k: dict(sorted(c.items())) for k, c in sorted(by_kind.items())}).to_detail()  # fmt: skip
 
 
 class MechanicalReviewer:

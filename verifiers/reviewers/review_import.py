@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from storage.records import Item, Output
+from storage.records import Item, Output, PaperReview
 from verifiers.registry import system
 from verifiers.reviewers.llm import flags_from_text, normalize_flags
 from verifiers.system import RunContext
@@ -45,7 +45,7 @@ def read_review_file(item_id: str, path: Path) -> dict[str, Any]:
             review_text = "\n".join(f"- {f['description']}" for f in flags)
     else:
         review_text, flags = text, flags_from_text(item_id, text)
-    return {"review_text": review_text, "prompt_style": "imported", "flags": flags, "source_file": path.name}
+    return PaperReview(review_text=review_text, prompt_style="imported", flags=flags, source_file=path.name).to_detail()
 
 
 class ImportedReviews:

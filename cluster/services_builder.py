@@ -1,5 +1,5 @@
 """What a run lends its systems across the cluster, built once by the driver from the `[llm]`
-table of a run config: one `clients.run_services.RunServices` — the cluster rate limiter (sources
+table of a run config: one `clients.lent_services.RunServices` — the cluster rate limiter (sources
 at their polite defaults, models at `[llm.limits]`), the response cache (LLM and source answers;
 source answers scoped by snapshot), the outage guard settings, the one budget of the run (systems,
 judges and proposer together, across resumptions) and the self-hosted model actors. The driver
@@ -19,9 +19,12 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from clients.lent_services import RunServices
 
 
 class RateLimit(BaseModel):
@@ -84,15 +87,15 @@ def run_key(*parts: Any) -> str:
 
 
 def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: str | None = None,
-                   limiter_name: str | None = None) -> Any:
+                   limiter_name: str | None = None) -> RunServices:
     """The one `RunServices` of a run (make it once; give it to every system, judge and proposer).
 
     The budget is named after `key` and keeps its spending in the cache directory, so a resumed
     run continues from what every component spent and never pays twice or overspends.
     """
+    from clients.lent_services import RunServices, snapshot_scope
     from clients.llm_budget import BudgetClient
     from clients.llm_gateway import LLMServices
-    from clients.run_services import RunServices, snapshot_scope
     from cluster.model_actors import ModelSpec, start_model_actor
     from cluster.rate_limiter import LimiterClient
 
@@ -125,15 +128,14 @@ def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: s
     )  # fmt: skip
 
 
-def release_services(services: Any) -> None:
+def release_services(services: RunServices) -> None:
     """Release what the run started: the budget actor (its spending stays in the cache directory)
     and the model actors not marked `keep_alive`."""
     from cluster.model_actors import stop_model_actor
 
-    llm = services.get("llm")
-    if llm is not None and llm.budget is not None:
-        llm.budget.kill()
-    for backend in getattr(services, "model_backends", []):
+    if services.llm.budget is not None:
+        services.llm.budget.kill()
+    for backend in services.model_backends:
         stop_model_actor(backend)
 
 
@@ -142,7 +144,7 @@ DRIVER_ANSWERS = "driver-answers"
 
 
 @contextmanager
-def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Iterator[None]:
+def driver_answers(services: RunServices | None, storage_uri: str, key: str, phase: str) -> Iterator[None]:
     """Around a phase the driver pays for itself (the proposer building the corpus, the judges
     adjudicating): first import the answers exported for `key` into the run's cache, so a resumed
     or replayed run on a node that never saw them asks nothing again; while it runs, export each
@@ -157,7 +159,7 @@ def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Ite
     from clients.response_cache import drain_touched, record_touched
     from storage.store import Store
 
-    directory = getattr(services, "cache_dir", None)
+    directory = services.cache_dir if services is not None else None
     if not directory:
         yield
         return
@@ -176,10 +178,10 @@ def driver_answers(services: Any, storage_uri: str, key: str, phase: str) -> Ite
     flusher.discard_parts()  # the phase's file holds every batch's answers
 
 
-def budget_refused(services: Any) -> str | None:
+def budget_refused(services: RunServices | None) -> str | None:
     """Why a driver-side phase is incomplete: the run's budget refused one of its requests (the
     proposer or a judge got `BudgetExhausted`); None when it refused none in this process."""
-    budget = getattr(services, "budget", None)
+    budget = services.budget if services is not None else None
     if budget is None or not budget.refusals:
         return None
     status = asyncio.run(budget.status())
