@@ -15,7 +15,7 @@ An audit kind is a plug-in: besides the steps it declares
 - `item_kinds`: the kinds of item its corpus holds (storage `Item.kind`): a system that declares it
   reads other kinds is refused before Ray starts (`verifiers.registry.SystemEntry.kind_problem`);
 - `identity(config)`: what of its sections identifies the run (the run key of its shared budget,
-  ledger and outage guard: `cluster.run_services.run_key`).
+  ledger and outage guard: `cluster.services_builder.run_key`).
 """
 
 from __future__ import annotations

@@ -86,13 +86,13 @@ def run_key_of(config_path, *argv: str) -> str:
     from jobs import run_corpus
 
     config = run_corpus.build_config(run_corpus.parse_args(["--config", str(config_path), *argv]))
-    with mock.patch("cluster.run_services.build_services", side_effect=lambda llm, key, *a, **k: key):
+    with mock.patch("cluster.services_builder.build_services", side_effect=lambda llm, key, *a, **k: key):
         return run_corpus.make_services(config, get_audit(config.audit))
 
 
 def test_run_keys_of_the_built_in_kinds_are_the_ones_before_the_sections_moved():
     """The run key names a run's budget, ledger and outage guard: existing runs must find theirs."""
-    from cluster.run_services import run_key
+    from cluster.services_builder import run_key
     from verifiers import SystemSpec
 
     assert run_key_of(REPO_ROOT / "configs" / "sample.toml", "--snapshot", SNAPSHOT) == "dbc49ee1ca4f9e56"
