@@ -6,8 +6,8 @@ from typing import Any, ClassVar, TypedDict
 
 from clients.bib_record import BibRecord
 from clients.http import HttpLayer, HttpOptions, parse_json
-from clients.identifiers import normalize_doi
 from clients.limiter import Limiter
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["HttpExtras", "HttpSource"]
 
@@ -65,7 +65,7 @@ class HttpSource:
 
     async def lookup_doi(self, doi: str) -> BibRecord | None:
         """The record of `doi` (any resolver prefix or case), None for a definite "not there"."""
-        key = normalize_doi(doi)
+        key = canonical_doi(doi)
         return None if key is None else await self._lookup_doi(key)
 
     async def _lookup_doi(self, key: str) -> BibRecord | None:  # pragma: no cover - overridden
