@@ -38,7 +38,9 @@ DBLP_DTD = """<!-- Minimal DTD for the sample dump: the entities dblp.xml uses h
 
 
 def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from storage.jsonl import read_jsonl
+
+    return [row for _, row in read_jsonl(path)]
 
 
 def bib_sample() -> str:
