@@ -5,8 +5,8 @@ A project tool, not a test stub: point any litellm model string at it (`openai/<
 the gateway behaves under a provider's limits and faults.
 
 Recordings are JSON lines `{"messages_hash": ..., "response": {"text", "model_id", "tokens_in",
-"tokens_out", "finish_reason", "tool_calls"}}` — the format `ResponseCache.export_jsonl` writes, so
-a run's cache is a recording. A request is matched on the sha256 of its canonical `messages`;
+"tokens_out", "finish_reason", "tool_calls"}}` — the fields `LLMCache.entries()` gives for each
+cached answer, so a run's cache can be written out as a recording. A request is matched on the sha256 of its canonical `messages`;
 else on a rule line `{"match": {"contains": ..., "last_role": ...}, "response": ...}` (first rule
 whose conditions all hold for the last message: lets a recording script a tool-use dialogue);
 unmatched requests get `--default-content` or a 404.

@@ -11,7 +11,7 @@ exits 1 when a file differs from what it would write).
 - `replay_sample.jsonl`: a recording for `llm_replay_server.py serve --recording`, written by
   `build_hallmark_recording` for the `llm_zero_shot` prompt of the first twelve sample entries.
   Its answers are the sample's own labels (an oracle, not a model's): it shows the replay
-  mechanics offline; real snapshots come from a run's response cache (`ResponseCache.export_jsonl`).
+  mechanics offline; real snapshots come from a run's response cache (`LLMCache.entries()`).
 """
 
 from __future__ import annotations
