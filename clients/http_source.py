@@ -6,7 +6,6 @@ from typing import Any, ClassVar, TypedDict
 
 from clients.bib_record import BibRecord
 from clients.http import HttpLayer, HttpOptions, parse_json
-from clients.limiter import Limiter
 from storage.bib_identifiers import canonical_doi
 
 __all__ = ["HttpExtras", "HttpSource"]
@@ -50,12 +49,6 @@ class HttpSource:
     def network_calls(self) -> int:
         """Requests actually sent (retries included; cache hits excluded)."""
         return self.http.network_calls
-
-    async def configure_limits(self, limiter: Limiter | None = None, rpm: float | None = None) -> None:
-        """Configure this source's limiter key (default: `DEFAULT_RPM`)."""
-        limiter = limiter or self.options.limiter
-        if limiter is not None:
-            await limiter.configure(self.http.limiter_key, rpm=rpm or self.DEFAULT_RPM)
 
     async def _json(self, path: str, params: dict[str, Any] | None = None,
                     accept: str = "application/json") -> tuple[Any | None, str]:  # fmt: skip
