@@ -36,7 +36,7 @@ def _arxiv(work: dict[str, Any], doi: str | None) -> str | None:
 
 def record_from_openalex(work: dict[str, Any], fetched_at: str | None = None) -> BibRecord:
     """An OpenAlex `Work` object to a BibRecord: the one mapping, for API answers and for the offline
-    index's snapshot rows (`index_readers.openalex_row`)."""
+    index's snapshot rows (`index.readers.openalex_row`)."""
     authors = tuple(
         split_name(a["author"]["display_name"])
         for a in work.get("authorships") or []

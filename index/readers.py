@@ -30,9 +30,8 @@ from typing import Any
 
 from clients.crossref import record_from_crossref
 from clients.openalex import record_from_openalex
-from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
-from verifiers.citations.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
-from verifiers.citations.dump_streams import (
+from index.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
+from index.dump_streams import (
     RECORD_ERRORS,
     DumpLog,
     json_documents,
@@ -40,7 +39,8 @@ from verifiers.citations.dump_streams import (
     printable,
     xml_records,
 )
-from verifiers.citations.dump_streams import SkippedRecord as SkippedRecord
+from index.dump_streams import SkippedRecord as SkippedRecord
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "arxiv", "acl_anthology", "bibtex", "hallmark", "references")

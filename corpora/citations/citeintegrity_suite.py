@@ -153,7 +153,7 @@ def query_stratum(title: str | None, venue: str | None, strata: dict[str, str] =
 
 
 def record_from_row(row: dict, stratum: str | None = None) -> SourceRecord | None:
-    """A SourceRecord from an index row (`verifiers.citations.index_readers`: authors as deposited
+    """A SourceRecord from an index row (`index.readers`: authors as deposited
     {"family", "given"} pairs), keeping the deposited family names ("Martinez Hinarejos" stays
     whole). None when a required field is missing. The stratum defaults to `query_stratum`."""
     families = tuple(a["family"].strip() for a in row.get("authors") or [] if (a.get("family") or "").strip())

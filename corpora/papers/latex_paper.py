@@ -105,7 +105,9 @@ class Citation:
 
 
 @dataclass(frozen=True)
-class Reference:
+class LabelReference:
+    """A `\\ref{key}` (or `\\eqref`, ...) to a `\\label` in the paper; not a bibliographic reference."""
+
     span: Span  # the whole \\ref{...} command
     key: str
     key_span: Span
@@ -531,7 +533,7 @@ class PaperIndex:
     tables: list[Span] = field(default_factory=list)  # inner content of each tabular
     citations: list[Citation] = field(default_factory=list)
     labels: dict[str, Span] = field(default_factory=dict)
-    references: list[Reference] = field(default_factory=list)
+    references: list[LabelReference] = field(default_factory=list)
     abstract: list[Span] = field(default_factory=list)
     sections: list[tuple[Span, str]] = field(default_factory=list)
     numbers: list[Number] = field(default_factory=list)
@@ -614,7 +616,7 @@ class PaperIndex:
             for key in m.group(1).split(","):
                 k = key.strip()
                 off = m.group(1).find(k) + m.start(1)
-                self.references.append(Reference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
+                self.references.append(LabelReference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
         joined = "".join(prose)
         sentences = _SentenceBounds(joined)
         for m in spans(CITE_RE.finditer(clean)):

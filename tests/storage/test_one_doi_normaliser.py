@@ -11,9 +11,9 @@ import pytest
 from clients.bib_record import BibRecord
 from clients.http_source import HttpSource
 from clients.openalex import record_from_openalex
+from index.readers import openalex_row
 from storage.bib_identifiers import canonical_doi, doi_as_written, is_well_formed_doi
 from verifiers.citations.entry import CitationEntry
-from verifiers.citations.index_readers import openalex_row
 from verifiers.citations.prescreen import check_doi
 
 
