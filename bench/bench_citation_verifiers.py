@@ -65,6 +65,9 @@ from corpora.citations.citeintegrity_suite import (  # noqa: E402
 )
 from corpora.citations.hallmark import load_hallmark_jsonl  # noqa: E402
 from corpora.citations.normalization import CitationFields, normalize_text  # noqa: E402
+from index.build import IndexSource, build_index, write_index  # noqa: E402
+from index.offline_index import OfflineIndex  # noqa: E402
+from index.readers import read_source  # noqa: E402
 from storage.records import Item  # noqa: E402
 from verifiers.citations.citeintegrity_rules import (  # noqa: E402
     RULES,
@@ -74,9 +77,6 @@ from verifiers.citations.citeintegrity_rules import (  # noqa: E402
     retrieve,
     rule_score,
 )
-from verifiers.citations.index_build import IndexSource, build_index, write_index  # noqa: E402
-from verifiers.citations.index_readers import read_source  # noqa: E402
-from verifiers.citations.offline_index import OfflineIndex  # noqa: E402
 from verifiers.citations.source_set import CountedSource  # noqa: E402
 from verifiers.registry import SystemSpec, build_system  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402

@@ -130,7 +130,7 @@ def dblp_dump(root: Path, mb: int) -> Path:
 def child(code: str, fmt: str, path: str) -> dict:
     """Read one dump with the readers of checkout `code`; peak RSS and what came out."""
     sys.path.insert(0, code)
-    from verifiers.citations import index_readers
+    from index import readers as index_readers
 
     skipped: list[str] = []
     options = {}

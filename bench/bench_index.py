@@ -29,8 +29,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from verifiers.citations.index_build import write_index  # noqa: E402
-from verifiers.citations.offline_index import OfflineIndex  # noqa: E402
+from index.build import write_index  # noqa: E402
+from index.offline_index import OfflineIndex  # noqa: E402
 
 SEED = 20261129
 VOCAB = 60_000

@@ -57,8 +57,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from index.build import IndexSource, build_index  # noqa: E402
 from storage.records import Item  # noqa: E402
-from verifiers.citations.index_build import IndexSource, build_index  # noqa: E402
 from verifiers.registry import SystemSpec, build_system  # noqa: E402
 from verifiers.system import RunContext  # noqa: E402
 

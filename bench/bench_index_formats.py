@@ -13,7 +13,7 @@ subprocesses on it, each reporting its own peak RSS (ru_maxrss):
 
 * `read`: the format's reader alone, every record parsed and dropped: memory must not grow with
   the dump (streaming);
-* `build`: `verifiers.citations.index_build.build_index` (dedupe, evidence registries, SHA-256 of the dump,
+* `build`: `index.build.build_index` (dedupe, evidence registries, SHA-256 of the dump,
   Parquet) with `tracemalloc` off; memory grows only by the dedupe digests (two 8-byte ints per
   record in Python dicts) and the evidence registries.
 
@@ -208,8 +208,8 @@ def _size(path: Path) -> int:
 
 def child(mode: str, fmt: str, path: str, out: str) -> dict:
     """One measured step in this process: `read` (reader only) or `build` (the whole index build)."""
-    from verifiers.citations.index_build import IndexSource, build_index
-    from verifiers.citations.index_readers import read_source
+    from index.build import IndexSource, build_index
+    from index.readers import read_source
 
     start = time.perf_counter()
     if mode == "read":

@@ -6,8 +6,8 @@
 Queries: `--queries` titles of random index records, exact and with two letters dropped
 (bench/venue_data.py `corrupt`), plus half as many fabricated titles. Reports top-1 recall (the
 top hit has the cited record's normalized title) and mean wall ms per query by kind. With
---baseline, the same queries also run through another version of verifiers/citations/offline_index.py
-(e.g. `git show <rev>:verifiers/citations/offline_index.py > /tmp/old.py`). Build the index with
+--baseline, the same queries also run through another version of index/offline_index.py
+(e.g. `git show <rev>:index/offline_index.py > /tmp/old.py`). Build the index with
 bench/bench_venue_scale.py --data-dir.
 """
 
@@ -36,10 +36,10 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     from bench.venue_data import TitleModel, corrupt, real_titles
-    from verifiers.citations import offline_index
+    from index import offline_index
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--index", required=True, help="index Parquet (verifiers/citations/index_build.py format)")
+    p.add_argument("--index", required=True, help="index Parquet (index/build.py format)")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--baseline", help="another offline_index.py to compare against")
     args = p.parse_args()

@@ -103,7 +103,7 @@ def main() -> None:
         corpus = load_hallmark_jsonl(corpus_path)
         system_args = json.loads(args.args)
         if args.index_from_dev:
-            from verifiers.citations.index_build import IndexSource, build_index
+            from index.build import IndexSource, build_index
 
             index_path = Path(tmp) / "index.parquet"
             build_index([IndexSource("hallmark", str(SHARED))], index_path)

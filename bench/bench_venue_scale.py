@@ -39,7 +39,7 @@ SHARD = 250
 
 def build_index(path: Path, size: int) -> float:
     from bench.venue_data import TitleModel, index_rows, real_titles
-    from verifiers.citations.index_build import write_index
+    from index.build import write_index
 
     if path.exists():
         return 0.0
@@ -82,9 +82,9 @@ def build_references(index_path: Path, corpus_path: Path, count: int) -> list[st
 def worker(index_path: str, corpus_path: str, start: int, stop: int) -> dict:
     """One worker process: load the index, run field_match over items[start:stop]."""
     from corpora import load_corpus
+    from index.offline_index import open_index
     from storage.records import Item
     from verifiers.citations.field_match import build_field_match
-    from verifiers.citations.offline_index import open_index
     from verifiers.system import RunContext
 
     began = time.perf_counter()

@@ -127,7 +127,7 @@ class TitleModel:
 
 
 def index_rows(model: TitleModel, n: int) -> Iterator[dict]:
-    """`n` index records (the row shape `verifiers.citations.index_build.write_index` takes)."""
+    """`n` index records (the row shape `index.build.write_index` takes)."""
     rng = model.rng
     for i in range(n):
         yield {"origin": "venue-bench", "key": f"rec{i}", "title": model.title(),

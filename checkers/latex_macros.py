@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from checkers.latex_tokens import MAX_CHARS
 from checkers.result import CheckInputError
+from storage.latex_comments import remove_comments
 
 MAX_EXPANSIONS = 500
 MAX_MACROS = 5000
@@ -29,11 +30,6 @@ class Macro:
     body: str
     default: str | None = None
     """The default of an optional first argument (`\\newcommand{\\x}[2][d]{...}`), else None."""
-
-
-def strip_comments(text: str) -> str:
-    """Drop `%` comments (an escaped `\\%` stays)."""
-    return re.sub(r"(?<!\\)%[^\n]*", "", text)
 
 
 def _group(text: str, i: int) -> tuple[str, int] | None:
@@ -112,7 +108,7 @@ def _group_in(text: str, i: int, ends: dict[int, int]) -> tuple[str, int] | None
 
 def parse_macros(preamble: str) -> dict[str, Macro]:
     """Every macro definition in `preamble` that can be read exactly; later definitions win."""
-    text = strip_comments(preamble)
+    text = remove_comments(preamble)
     ends = _group_ends(text)
     found: dict[str, Macro] = {}
     pattern = re.compile(r"\\(newcommand|renewcommand|providecommand|DeclareMathOperator|def)\b\*?")

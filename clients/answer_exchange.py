@@ -66,6 +66,7 @@ from clients.response_cache import (
     wait_written,
     wake_written,
 )
+from storage.jsonl import iter_jsonl
 from storage.store import Store
 
 __all__ = ["ANSWERS_FOLDER", "AnswerFlusher", "ImportedAnswers", "export_answers", "export_shard_answers",
@@ -289,14 +290,8 @@ def _decode(path: str, data: bytes) -> list[tuple[str, dict]]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
     entries = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-        key, value = (entry.get("key"), entry.get("value")) if isinstance(entry, dict) else (None, None)
+    for number, entry in iter_jsonl(text.splitlines(), path):
+        key, value = entry.get("key"), entry.get("value")
         if not isinstance(key, str) or not _KEY.match(key):
             raise ValueError(f"{path}:{number}: 'key' is not a stored key (64 hex digits)")
         if not isinstance(value, dict) or set(value) != _FIELDS:

@@ -20,9 +20,9 @@ from clients.identifiers import (
     arxiv_id_from_doi,
     arxiv_id_from_url,
     normalize_arxiv_id,
-    normalize_doi,
     split_name,
 )
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["ArxivSource", "parse_atom"]
 
@@ -69,7 +69,7 @@ def record_from_entry(entry: dict[str, Any], fetched_at: str | None = None) -> B
     return BibRecord(
         source="arxiv", title=entry.get("title"), authors=tuple(split_name(n) for n in entry["authors"]),
         year=int(published[:4]) if published[:4].isdigit() else None,
-        venue=entry.get("journal_ref") or "arXiv", doi=normalize_doi(entry.get("doi")),
+        venue=entry.get("journal_ref") or "arXiv", doi=canonical_doi(entry.get("doi")),
         arxiv_id=arxiv_id, type="preprint", raw=entry, fetched_at=fetched_at, url=entry.get("id"),
     )  # fmt: skip
 

@@ -18,7 +18,8 @@ from urllib.parse import quote
 from clients.bib_record import Author, BibRecord
 from clients.http import USER_AGENT
 from clients.http_source import HttpExtras, HttpSource
-from clients.identifiers import arxiv_id_from_doi, normalize_doi
+from clients.identifiers import arxiv_id_from_doi
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["CrossrefSource", "crossref_year", "full_title", "record_from_crossref"]
 
@@ -66,7 +67,7 @@ def record_from_crossref(item: dict[str, Any], source: str = "crossref",
         elif person.get("name") or person.get("literal"):
             authors.append(Author(family=(person.get("name") or person.get("literal")).strip()))
     venue = _first(item.get("container-title")) or _first((item.get("event") or {}).get("name"))
-    doi = normalize_doi(item.get("DOI"))
+    doi = canonical_doi(item.get("DOI"))
     return BibRecord(
         source=source, title=full_title(item), authors=tuple(authors), year=crossref_year(item),
         venue=venue, doi=doi, arxiv_id=arxiv_id_from_doi(doi), type=item.get("type"), raw=item,

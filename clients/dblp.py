@@ -14,9 +14,9 @@ from clients.identifiers import (
     arxiv_id_from_doi,
     arxiv_id_from_url,
     normalize_arxiv_id,
-    normalize_doi,
     split_name,
 )
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["DblpSource", "record_from_dblp"]
 
@@ -45,7 +45,7 @@ def record_from_dblp(hit: dict[str, Any], fetched_at: str | None = None) -> BibR
     info = hit.get("info") or {}
     venue = info.get("venue")
     year = info.get("year")
-    doi = normalize_doi(info.get("doi"))
+    doi = canonical_doi(info.get("doi"))
     return BibRecord(
         source="dblp", title=(info.get("title") or "").rstrip(".") or None, authors=_authors(info),
         year=int(year) if str(year or "").isdigit() else None,

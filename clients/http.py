@@ -251,12 +251,6 @@ class HttpLayer:
                                      response.text, response.fetched_at), digest)  # fmt: skip
         return response
 
-    async def get_json(self, path: str, params: dict[str, Any] | None = None, *,
-                       accept: str = "application/json") -> Any | None:  # fmt: skip
-        """GET and parse JSON; None for a 404 (the source's definite "not there")."""
-        response = await self.get(path, params, accept=accept, parse=parse_json)
-        return None if response.status == 404 else response.data
-
     async def _attempt(self, path: str, params: dict[str, Any], accept: str | None,
                        parse: Parser | None) -> HttpResponse:  # fmt: skip
         limiter = self.options.limiter

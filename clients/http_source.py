@@ -6,8 +6,7 @@ from typing import Any, ClassVar, TypedDict
 
 from clients.bib_record import BibRecord
 from clients.http import HttpLayer, HttpOptions, parse_json
-from clients.identifiers import normalize_doi
-from clients.limiter import Limiter
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["HttpExtras", "HttpSource"]
 
@@ -51,12 +50,6 @@ class HttpSource:
         """Requests actually sent (retries included; cache hits excluded)."""
         return self.http.network_calls
 
-    async def configure_limits(self, limiter: Limiter | None = None, rpm: float | None = None) -> None:
-        """Configure this source's limiter key (default: `DEFAULT_RPM`)."""
-        limiter = limiter or self.options.limiter
-        if limiter is not None:
-            await limiter.configure(self.http.limiter_key, rpm=rpm or self.DEFAULT_RPM)
-
     async def _json(self, path: str, params: dict[str, Any] | None = None,
                     accept: str = "application/json") -> tuple[Any | None, str]:  # fmt: skip
         """(parsed body or None for 404, fetch date)."""
@@ -65,7 +58,7 @@ class HttpSource:
 
     async def lookup_doi(self, doi: str) -> BibRecord | None:
         """The record of `doi` (any resolver prefix or case), None for a definite "not there"."""
-        key = normalize_doi(doi)
+        key = canonical_doi(doi)
         return None if key is None else await self._lookup_doi(key)
 
     async def _lookup_doi(self, key: str) -> BibRecord | None:  # pragma: no cover - overridden

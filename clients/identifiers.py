@@ -1,7 +1,8 @@
 """Normalizing the identifiers sources disagree on: DOIs, arXiv ids, and person names.
 
 Thin adapters over `storage.bib_identifiers` (the project's one implementation) in the forms the
-clients use: `Author` records, and DOIs kept even when they are not `10.NNNN/...` shaped.
+clients use: `Author` records, and arXiv ids kept even when they are not canonical. DOIs are
+`storage.bib_identifiers.canonical_doi` itself (one normaliser).
 """
 
 from __future__ import annotations
@@ -11,22 +12,11 @@ import re
 from clients.bib_record import Author
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts
 
-__all__ = ["arxiv_id_from_doi", "arxiv_id_from_url", "normalize_arxiv_id", "normalize_doi", "split_name"]
+__all__ = ["arxiv_id_from_doi", "arxiv_id_from_url", "normalize_arxiv_id", "split_name"]
 
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _ARXIV_VERSION = re.compile(r"v\d+$")
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:\.pdf)?(?:[?#].*)?$", re.IGNORECASE)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
-
-
-def normalize_doi(doi: str | None) -> str | None:
-    """Lower-case DOI without resolver prefix or surrounding whitespace; None if empty."""
-    if not doi:
-        return None
-    if canonical := canonical_doi(doi):
-        return canonical
-    value = _DOI_PREFIX.sub("", doi.strip()).strip().rstrip(".")
-    return value.lower() or None
 
 
 def normalize_arxiv_id(arxiv_id: str | None) -> str | None:
@@ -49,7 +39,7 @@ def arxiv_id_from_url(url: str | None) -> str | None:
 
 def arxiv_id_from_doi(doi: str | None) -> str | None:
     """The arXiv id of an arXiv DOI (`10.48550/arXiv.2301.13808`), else None."""
-    match = _ARXIV_DOI.match(normalize_doi(doi) or "")
+    match = _ARXIV_DOI.match(canonical_doi(doi) or "")
     return normalize_arxiv_id(match.group(1)) if match else None
 
 

@@ -11,10 +11,9 @@ another node, for those and the answers not yet exported (`clients/answer_exchan
 0.25 s of them). A run pinned to a snapshot opens the store
 `frozen`: a miss raises `CacheMissError` and no network call is made.
 
-`export_jsonl` / `import_jsonl` move the model answers to and from the run's storage; the lines
-are also recordings for `jobs/llm_replay_server.py`.
-Between the nodes of a cluster, answers travel through the run's storage instead, as they are
-paid for and per shard (`clients/answer_exchange.py`).
+Between the nodes of a cluster, answers travel through the run's storage, as they are paid for
+and per shard (`clients/answer_exchange.py`). `entries()` lists the model answers with their
+`messages_hash`: the fields a recording for `jobs/llm_replay_server.py` needs.
 """
 
 from __future__ import annotations
@@ -91,29 +90,6 @@ class LLMCache:
                     _, model, mhash = json.loads(value["request"])
                     yield key, {"model": model, "messages_hash": mhash, "fetched_at": value["fetched_at"],
                                 "response": json.loads(value["text"])}  # fmt: skip
-
-    def export_jsonl(self, path: str | Path) -> int:
-        """Write every model answer as one JSON line; returns the count."""
-        count = 0
-        with open(path, "w", encoding="utf-8") as out:
-            for key, entry in self.entries():
-                out.write(json.dumps({"key": key, **entry}, sort_keys=True) + "\n")
-                count += 1
-        return count
-
-    def import_jsonl(self, path: str | Path) -> int:
-        """Load lines written by `export_jsonl`; returns the count."""
-        count = 0
-        with open(path, encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    entry = json.loads(line)
-                    readable = json.dumps(["chat", entry["model"], entry["messages_hash"]])
-                    stored = CachedResponse(entry["model"], readable, 200, _CONTENT_TYPE,
-                                            json.dumps(entry["response"], sort_keys=True), entry["fetched_at"])  # fmt: skip
-                    self.store.put(stored, entry["key"])
-                    count += 1
-        return count
 
     def close(self) -> None:
         self.store.close()

@@ -11,7 +11,8 @@ from typing import Any
 
 from clients.bib_record import BibRecord
 from clients.http_source import HttpExtras, HttpSource
-from clients.identifiers import arxiv_id_from_doi, arxiv_id_from_url, normalize_doi, split_name
+from clients.identifiers import arxiv_id_from_doi, split_name
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
 
 __all__ = ["OpenAlexSource", "record_from_openalex"]
 
@@ -26,20 +27,22 @@ def _venue(work: dict[str, Any]) -> str | None:
 
 
 def _arxiv(work: dict[str, Any], doi: str | None) -> str | None:
-    found = arxiv_id_from_doi(doi)
-    for place in work.get("locations") or []:
-        found = found or arxiv_id_from_url((place or {}).get("landing_page_url"))
-    return found
+    """The arXiv id of an arXiv DOI, else of the first location (or `ids.arxiv`) that names one."""
+    urls = [(place or {}).get("landing_page_url") or "" for place in work.get("locations") or []]
+    urls.append((work.get("ids") or {}).get("arxiv") or "")
+    return arxiv_id_from_doi(doi) or next(
+        (found for url in urls if "arxiv" in url.lower() and (found := canonical_arxiv_id(url))), None)
 
 
 def record_from_openalex(work: dict[str, Any], fetched_at: str | None = None) -> BibRecord:
-    """An OpenAlex `Work` object to a BibRecord."""
+    """An OpenAlex `Work` object to a BibRecord: the one mapping, for API answers and for the offline
+    index's snapshot rows (`index.readers.openalex_row`)."""
     authors = tuple(
         split_name(a["author"]["display_name"])
         for a in work.get("authorships") or []
         if (a.get("author") or {}).get("display_name")
     )
-    doi = normalize_doi(work.get("doi"))
+    doi = canonical_doi(work.get("doi"))
     return BibRecord(
         source="openalex", title=work.get("title") or work.get("display_name"), authors=authors,
         year=work.get("publication_year"), venue=_venue(work), doi=doi, arxiv_id=_arxiv(work, doi),

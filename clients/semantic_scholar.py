@@ -12,7 +12,8 @@ from urllib.parse import quote
 
 from clients.bib_record import BibRecord
 from clients.http_source import HttpExtras, HttpSource
-from clients.identifiers import normalize_arxiv_id, normalize_doi, split_name
+from clients.identifiers import normalize_arxiv_id, split_name
+from storage.bib_identifiers import canonical_doi
 
 __all__ = ["FIELDS", "SemanticScholarSource", "record_from_s2"]
 
@@ -28,7 +29,7 @@ def record_from_s2(paper: dict[str, Any], fetched_at: str | None = None) -> BibR
     return BibRecord(
         source="semantic_scholar", title=paper.get("title"),
         authors=tuple(split_name(a["name"]) for a in paper.get("authors") or [] if a.get("name")),
-        year=paper.get("year"), venue=venue or None, doi=normalize_doi(ids.get("DOI")),
+        year=paper.get("year"), venue=venue or None, doi=canonical_doi(ids.get("DOI")),
         arxiv_id=normalize_arxiv_id(ids.get("ArXiv")), type=types[0] if types else None, raw=paper,
         fetched_at=fetched_at, url=paper.get("url"),
     )  # fmt: skip

@@ -15,7 +15,7 @@ work (same DOI, else same normalised title + year + first author's family name) 
 first kept; never by key, which different papers share. `--merged` writes one line per merged
 record. `--hallmark` takes only entries labelled VALID (`--hallmark-all` for every entry).
 
-`--covers` declares which evidence registries are complete (see verifiers/citations/index_evidence.py):
+`--covers` declares which evidence registries are complete (see index/evidence.py):
 `doi_prefixes` with Crossref's whole data file or OpenAlex's snapshot, `venues` with whole
 dumps of the venues cited (DBLP, Crossref, OpenAlex), `arxiv_ids` with arXiv's snapshot. Only
 declared registries ever make a verifier call a DOI, venue or arXiv id fabricated. The footer
@@ -40,9 +40,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from verifiers.citations.index_build import IndexSource, build_index  # noqa: E402
-from verifiers.citations.index_evidence import KINDS  # noqa: E402
-from verifiers.citations.index_readers import MAX_RECORD_BYTES, SkippedRecord, sniff_format  # noqa: E402
+from index.build import IndexSource, build_index  # noqa: E402
+from index.evidence import KINDS  # noqa: E402
+from index.readers import MAX_RECORD_BYTES, SkippedRecord, sniff_format  # noqa: E402
 
 SKIPS_SHOWN = 100
 FLAGS = (("dblp", "dblp"), ("crossref", "crossref"), ("openalex", "openalex"), ("arxiv", "arxiv"),

@@ -1,6 +1,6 @@
 """Run the whole CiteIntegrity audit (reference 003) on a record set and write one report.
 
-Wiring only: record files -> index rows (`verifiers.citations.index_readers`) -> source records with their
+Wiring only: record files -> index rows (`index.readers`) -> source records with their
 deposited family names and keyword-query strata (`corpora.citations.citeintegrity_suite.records_from_rows`)
 -> suite, features and every analysis (`verifiers.citations.citeintegrity_experiments.run_audit`) -> report
 (`scoring.citations.citeintegrity_report`): Markdown + JSON, optionally HTML, the paper's tables beside ours.
@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpora.citations.citeintegrity_suite import PAPER_YEAR_WINDOW, SuiteConfig, records_from_rows  # noqa: E402
+from index.readers import crossref_row, read_source  # noqa: E402
 from scoring.citations.citeintegrity_report import render_html, render_markdown  # noqa: E402
 from verifiers.citations.citeintegrity_experiments import run_audit  # noqa: E402
-from verifiers.citations.index_readers import crossref_row, read_source  # noqa: E402
 
 
 def _years(text: str) -> tuple[int, int] | None:

@@ -5,8 +5,8 @@ A project tool, not a test stub: point any litellm model string at it (`openai/<
 the gateway behaves under a provider's limits and faults.
 
 Recordings are JSON lines `{"messages_hash": ..., "response": {"text", "model_id", "tokens_in",
-"tokens_out", "finish_reason", "tool_calls"}}` — the format `ResponseCache.export_jsonl` writes, so
-a run's cache is a recording. A request is matched on the sha256 of its canonical `messages`;
+"tokens_out", "finish_reason", "tool_calls"}}` — the fields `LLMCache.entries()` gives for each
+cached answer, so a run's cache can be written out as a recording. A request is matched on the sha256 of its canonical `messages`;
 else on a rule line `{"match": {"contains": ..., "last_role": ...}, "response": ...}` (first rule
 whose conditions all hold for the last message: lets a recording script a tool-use dialogue);
 unmatched requests get `--default-content` or a 404.
@@ -41,10 +41,10 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from clients.llm_request import messages_hash
+from storage.jsonl import read_jsonl
 
 FAULT_KINDS = ("429", "quota", "500", "timeout", "cut_body", "truncated", "malformed")
 
@@ -301,14 +301,11 @@ def load_recordings(paths: list[str]) -> tuple[dict[str, dict[str, Any]], list[t
     recordings: dict[str, dict[str, Any]] = {}
     rules: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for path in paths:
-        with open(path, encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    entry = json.loads(line)
-                    if "match" in entry:
-                        rules.append((entry["match"], entry["response"]))
-                    else:
-                        recordings[entry["messages_hash"]] = entry["response"]
+        for _, entry in read_jsonl(path):
+            if "match" in entry:
+                rules.append((entry["match"], entry["response"]))
+            else:
+                recordings[entry["messages_hash"]] = entry["response"]
     return recordings, rules
 
 
@@ -334,11 +331,10 @@ def build_hallmark_recording(predictions: str, items: str, out: str, model_id: s
     from storage.records import Item
     from verifiers.citations.llm_zero_shot import build_messages
 
-    preds = {p["bibtex_key"]: p for p in map(json.loads, Path(predictions).read_text().splitlines()) if p}
+    preds = {p["bibtex_key"]: p for _, p in read_jsonl(predictions) if p}
     count = 0
-    with open(items, encoding="utf-8") as rows, open(out, "w", encoding="utf-8") as dst:
-        for line in rows:
-            row = json.loads(line)
+    with open(out, "w", encoding="utf-8") as dst:
+        for _, row in read_jsonl(items):
             prediction = preds.get(row["bibtex_key"])
             if prediction is None:
                 continue

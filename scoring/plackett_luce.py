@@ -23,9 +23,6 @@ class Ranking:
     scores: list[float]
     method: str  # "plackett_luce" | "mean_score"
 
-    def rank_of(self) -> dict[str, int]:
-        return {s: i + 1 for i, s in enumerate(self.systems)}
-
 
 def pairwise_wins(matrix: np.ndarray) -> list[tuple[int, int]]:
     """(winner, loser) index pairs from every entry (row) of `matrix` (NaN = no score)."""

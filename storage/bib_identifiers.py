@@ -28,8 +28,10 @@ __all__ = [
     "DBLP_HOMONYM",
     "canonical_arxiv_id",
     "canonical_doi",
+    "doi_as_written",
     "family_name",
     "family_names",
+    "is_well_formed_doi",
     "name_parts",
     "split_bibtex_authors",
     "strip_homonym",
@@ -127,12 +129,27 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def canonical_doi(raw: str | None) -> str | None:
-    """Lowercase DOI without resolver prefix, or None when the text holds no `10.NNNN/...` DOI."""
+    """Lowercase DOI without resolver prefix, or None when the text holds no `10.NNNN/...` DOI.
+
+    The project's one DOI normaliser (sources' answers, corpus fields, index keys, lookups). Text
+    that is not DOI-shaped is None rather than kept as written: it can match no record, and a
+    lookup of it is never sent (`clients.identifiers.normalize_doi` used to keep it, lower-cased).
+    """
     if not raw:
         return None
-    text = _DOI_PREFIX.sub("", str(raw).strip())
-    match = _DOI_SHAPE.search(text)
+    match = _DOI_SHAPE.search(doi_as_written(raw))
     return match.group(0).rstrip(".,;").lower() if match else None
+
+
+def doi_as_written(raw: str) -> str:
+    """The DOI text with a resolver prefix (`https://doi.org/`, `doi:`) and outer spaces removed, case
+    and everything else kept: what a rule about how a DOI was written should judge."""
+    return _DOI_PREFIX.sub("", str(raw).strip()).strip()
+
+
+def is_well_formed_doi(raw: str) -> bool:
+    """Whether `raw`, once its resolver prefix is removed, is exactly one `10.NNNN/suffix` DOI."""
+    return _DOI_SHAPE.fullmatch(doi_as_written(raw)) is not None
 
 
 def canonical_arxiv_id(raw: str | None) -> str | None:

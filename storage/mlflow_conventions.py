@@ -22,30 +22,32 @@
 
 from __future__ import annotations
 
-import math
 import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.tracking import EXPERIMENT_KIND_TAGS, RUN_ID_TAG, SYSTEM_RUNS, metric_key
+# One direction only: the logging (storage.tracking) never imports this module.
+from storage.tracking import (
+    DIGITS,
+    EXPERIMENT_KIND_TAGS,
+    RUN_ID_TAG,
+    SYSTEM_RUNS,
+    batch_entities,
+    finite_number,
+    metric_key,
+)
 
 __all__ = ["EXPERIMENT_KIND_TAGS", "RUN_ID_TAG", "STORAGE_TAG", "SYSTEM_RUNS", "DIGITS", "batch_entities", "ci_metrics",
            "experiment_name"]
 
 STORAGE_TAG = "storage"
-DIGITS = 6
 
 
 def experiment_name(configured: str, corpus: str) -> str:
     """The MLflow experiment of a corpus's runs: `configured` with `{corpus}` filled in."""
     return configured.replace("{corpus}", corpus)
-
-
-def _finite(value: Any) -> bool:
-    return value is not None and not isinstance(value, bool) and math.isfinite(float(value))
 
 
 def ci_metrics(metric_rows: Iterable[dict[str, Any]]) -> dict[str, float]:
@@ -54,7 +56,7 @@ def ci_metrics(metric_rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     for r in metric_rows:
         key = metric_key(r["metric"], r["stratum"])
         for bound in ("ci_low", "ci_high"):
-            if _finite(r.get(bound)):
+            if finite_number(r.get(bound)):
                 out[f"{key}_{bound}"] = float(r[bound])
     return out
 
@@ -62,17 +64,8 @@ def ci_metrics(metric_rows: Iterable[dict[str, Any]]) -> dict[str, float]:
 def row_metrics(metric_rows: list[dict[str, Any]]) -> dict[str, float]:
     """What a published system run logs to MLflow from its METRIC_SCHEMA rows: each finite value
     under `metric_key` (`<metric>` or `<metric>/<stratum>`), then its `_ci_low` / `_ci_high`."""
-    metrics = {metric_key(r["metric"], r["stratum"]): r["value"] for r in metric_rows if _finite(r["value"])}
+    metrics = {metric_key(r["metric"], r["stratum"]): r["value"] for r in metric_rows if finite_number(r["value"])}
     return {**metrics, **ci_metrics(metric_rows)}
-
-
-def batch_entities(metrics: dict[str, Any], params: dict[str, str], tags: dict[str, str]) -> tuple[list, list, list]:
-    """(metrics, params, tags) as MLflow entities for `log_batch`: metric values rounded, undefined ones left out."""
-    from mlflow.entities import Metric, Param, RunTag
-
-    now = int(time.time() * 1000)
-    ms = [Metric(k, round(float(v), DIGITS), now, 0) for k, v in metrics.items() if _finite(v)]
-    return ms, [Param(k, str(v)) for k, v in params.items()], [RunTag(k, str(v)) for k, v in tags.items()]
 
 
 @dataclass(frozen=True)

@@ -86,10 +86,6 @@ def register_environment_secrets() -> None:
                       if _SECRET_VARIABLE.search(k) and len(v.strip()) >= MIN_ENVIRONMENT_SECRET_LENGTH))  # fmt: skip
 
 
-def registered_secret_count() -> int:
-    return len(_registered)
-
-
 def is_secret_key(name: Any) -> bool:
     """Whether a mapping key names a secret (case-insensitive, substring based)."""
     return isinstance(name, str) and bool(_SECRET_KEY.search(name)) and not _NOT_SECRET.match(name)

@@ -26,6 +26,7 @@ What the MLflow UI shows, and why it is true:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -51,6 +52,8 @@ WORK_SECONDS = "work_seconds"
 #: `search_runs` filter for system runs alone (not the job runs above them nor their submissions)
 SYSTEM_RUNS = f"tags.`{RUN_ID_TAG}` LIKE '%'"
 _BAD_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")
+DIGITS = 6
+"""Metric values are logged rounded to this many decimals (a stored float's last bits are noise in the UI)."""
 
 
 TRACKING_URI_VARIABLES = ("SCRUTINEER_TRACKING_URI", "MLFLOW_TRACKING_URI")
@@ -144,6 +147,19 @@ def _params(params: dict[str, Any]) -> dict[str, str]:
     return {key[:250]: value for key, value in flatten("", redact(params)).items()}
 
 
+def finite_number(value: Any) -> bool:
+    return value is not None and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def batch_entities(metrics: dict[str, Any], params: dict[str, str], tags: dict[str, str]) -> tuple[list, list, list]:
+    """(metrics, params, tags) as MLflow entities for `log_batch`: metric values rounded, undefined ones left out."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    now = int(time.time() * 1000)
+    ms = [Metric(k, round(float(v), DIGITS), now, 0) for k, v in metrics.items() if finite_number(v)]
+    return ms, [Param(k, str(v)) for k, v in params.items()], [RunTag(k, str(v)) for k, v in tags.items()]
+
+
 def _ms(seconds: float | None) -> int:
     return int((time.time() if seconds is None else seconds) * 1000)
 
@@ -169,8 +185,6 @@ def log_job_run(tracking_uri: str, experiment: str, *, job_id: str, storage: str
         run = client.create_run(experiment_id, run_name=run_name, start_time=_ms(started_at),
                                 tags={JOB_TAG: job_id, STORAGE_KEY_TAG: storage})  # fmt: skip
         found = run.info.run_id
-        from storage.mlflow_conventions import batch_entities
-
         client.log_batch(found, *batch_entities({}, _params(params), {}))
     client.set_terminated(found, status="FINISHED", end_time=_ms(None))
     return found
@@ -235,8 +249,6 @@ def log_system_run(
                                  max_results=1000)  # fmt: skip
     number = 1 + sum(1 for r in earlier if SUBMISSION_OF_TAG in r.data.tags)
     tags[SUBMISSION_TAG] = str(number)
-    from storage.mlflow_conventions import batch_entities
-
     end = _ms(None)  # this submission's work ends here (uploading what it made is not the run's work)
     # MLflow's Duration is end - start and a run's start cannot move: ending the stored run at start +
     # the submissions' summed work makes its Duration that work, not the idle time between resumes.

@@ -279,7 +279,7 @@ class SystemSpec(storage_records.SystemSpec):
         index_path = self.args.get("index_path")
         if not index_path or str(index_path).startswith("s3://"):
             return {}
-        from verifiers.citations.offline_index import index_provenance
+        from index.offline_index import index_provenance
 
         return {"index": index_provenance(index_path)}
 
@@ -301,7 +301,7 @@ SYSTEMS: Registry[SystemEntry] = Registry("system", loader=_load_builtins, descr
 
 
 def _index_exists(index_path: str) -> bool:
-    from verifiers.citations.offline_index import resolve_index_path
+    from index.offline_index import resolve_index_path
 
     return resolve_index_path(index_path).exists()
 

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from storage.latex_comments import remove_comments
 from storage.outages import outage_sources
 from storage.records import PaperReview
 
@@ -37,7 +38,6 @@ NULL_TOLERANCE = 0.05
 RANDOM_QUOTES = 5
 
 _SENTENCE = re.compile(r"[^.!?\n]{30,240}[.!?]")
-_COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 
 
 def _sentences(files: Mapping[str, str]) -> list[str]:
@@ -45,7 +45,7 @@ def _sentences(files: Mapping[str, str]) -> list[str]:
     for rel in sorted(files):
         if rel.endswith(".bib"):
             continue
-        text = _COMMENT.sub(" ", files[rel])
+        text = remove_comments(files[rel], " ")
         out += [m.group(0).strip() for m in _SENTENCE.finditer(text) if "\\" not in m.group(0)[:2]]
     return out
 

@@ -45,6 +45,7 @@ from corpora.citations.normalization import (
 from corpora.citations.normalization import venue_initials as _normalized_initials
 from corpora.citations.real_reference import Reference
 from corpora.citations.taxonomy import hallmark_taxonomy
+from storage.jsonl import read_jsonl
 
 #: The bundled suite built from the bundled real references.
 SAMPLE_SUITE_PATH = Path(__file__).resolve().parents[1] / "samples" / "citeintegrity_sample.jsonl"
@@ -152,7 +153,7 @@ def query_stratum(title: str | None, venue: str | None, strata: dict[str, str] =
 
 
 def record_from_row(row: dict, stratum: str | None = None) -> SourceRecord | None:
-    """A SourceRecord from an index row (`verifiers.citations.index_readers`: authors as deposited
+    """A SourceRecord from an index row (`index.readers`: authors as deposited
     {"family", "given"} pairs), keeping the deposited family names ("Martinez Hinarejos" stays
     whole). None when a required field is missing. The stratum defaults to `query_stratum`."""
     families = tuple(a["family"].strip() for a in row.get("authors") or [] if (a.get("family") or "").strip())
@@ -544,8 +545,7 @@ def suite_jsonl(suite: Suite) -> str:
 
 def load_suite_instances(path: str | Path) -> list[SuiteInstance]:
     """Read the instances of a suite file."""
-    with open(path, encoding="utf-8") as f:
-        return [instance_from_dict(json.loads(line)) for line in f if line.strip()]
+    return [instance_from_dict(row) for _, row in read_jsonl(path)]
 
 
 def suite_from_instances(instances: list[SuiteInstance], config: SuiteConfig = SuiteConfig()) -> Suite:

@@ -10,11 +10,11 @@ title, full author list, year, venue, DOI and arXiv id only where certain). One 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from storage.bib_identifiers import family_name, name_parts, split_bibtex_authors
+from storage.jsonl import read_jsonl
 
 #: The bundled reference list.
 REAL_REFERENCES_PATH = Path(__file__).resolve().parents[1] / "samples" / "real_references.jsonl"
@@ -95,14 +95,11 @@ def reference_from_dict(row: dict) -> Reference:
 def load_references(path: str | Path = REAL_REFERENCES_PATH) -> tuple[Reference, ...]:
     """Read a reference list (JSONL); duplicate ids, titles or DOIs are an error."""
     refs: list[Reference] = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                refs.append(reference_from_dict(json.loads(line)))
-            except (ValueError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from exc
+    for number, row in read_jsonl(path):
+        try:
+            refs.append(reference_from_dict(row))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from exc
     for attr in ("ref_id", "title", "doi"):
         values = [getattr(r, attr).lower() for r in refs if getattr(r, attr)]
         dupes = sorted({v for v in values if values.count(v) > 1})
@@ -122,34 +119,30 @@ def references_from_hallmark(path: str | Path, domain: str = "ml") -> tuple[Refe
     refs: list[Reference] = []
     titles: set[str] = set()
     dois: set[str] = set()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            fields = row.get("fields") or {}
-            if row.get("label") != "VALID" or not fields.get("title") or not fields.get("author"):
-                continue
-            year = str(fields.get("year", "")).strip()
-            if not year.isdigit():
-                continue
-            doi = (fields.get("doi") or "").strip() or None
-            title_key = fields["title"].strip().lower()
-            if title_key in titles or (doi and doi.lower() in dois):
-                continue
-            titles.add(title_key)
-            if doi:
-                dois.add(doi.lower())
-            venue = fields.get("booktitle") or fields.get("journal")
-            kind = ("inproceedings" if fields.get("booktitle") else "article") if venue else "misc"
-            authors = tuple(split_bibtex_authors(fields["author"])[0])
-            refs.append(
-                Reference(
-                    ref_id=row["bibtex_key"], bibtex_type=kind, title=fields["title"], authors=authors, year=int(year),
-                    venue=venue, domain=domain, volume=fields.get("volume"), number=fields.get("number"),
-                    pages=fields.get("pages"), doi=doi,
-                )
+    for _, row in read_jsonl(path):
+        fields = row.get("fields") or {}
+        if row.get("label") != "VALID" or not fields.get("title") or not fields.get("author"):
+            continue
+        year = str(fields.get("year", "")).strip()
+        if not year.isdigit():
+            continue
+        doi = (fields.get("doi") or "").strip() or None
+        title_key = fields["title"].strip().lower()
+        if title_key in titles or (doi and doi.lower() in dois):
+            continue
+        titles.add(title_key)
+        if doi:
+            dois.add(doi.lower())
+        venue = fields.get("booktitle") or fields.get("journal")
+        kind = ("inproceedings" if fields.get("booktitle") else "article") if venue else "misc"
+        authors = tuple(split_bibtex_authors(fields["author"])[0])
+        refs.append(
+            Reference(
+                ref_id=row["bibtex_key"], bibtex_type=kind, title=fields["title"], authors=authors, year=int(year),
+                venue=venue, domain=domain, volume=fields.get("volume"), number=fields.get("number"),
+                pages=fields.get("pages"), doi=doi,
             )
+        )
     return tuple(refs)
 
 

@@ -18,12 +18,13 @@ from corpora.papers.injectors_core import (
     proposal,
     segment_end,
 )
-from corpora.papers.latex_paper import LatexPaper, strip_comments
+from corpora.papers.latex_paper import LatexPaper
+from storage.latex_comments import blank_comments
 
 
 def _equations(paper: LatexPaper):
     for span in paper.index.display_math:
-        content = strip_comments(paper.files[span.file][span.start : span.end])
+        content = blank_comments(paper.files[span.file][span.start : span.end])
         yield span, content
 
 

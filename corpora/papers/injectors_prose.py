@@ -11,7 +11,8 @@ import re
 from collections import Counter
 
 from corpora.papers.injectors_core import Proposal, forbidden_regions, inside, proposal
-from corpora.papers.latex_paper import LatexPaper, strip_comments
+from corpora.papers.latex_paper import LatexPaper
+from storage.latex_comments import blank_comments
 
 _METHOD = {"observed": "predicted", "observations": "simulations", "observational": "theoretical",
            "measured": "simulated", "measurements": "simulations", "empirical": "theoretical",
@@ -126,10 +127,10 @@ def notation_drift(paper: LatexPaper) -> list[Proposal]:
     idx = paper.index
     usage: Counter[str] = Counter()
     for span in idx.display_math + idx.inline_math:
-        usage.update(set(_SYMBOL_RE.findall(strip_comments(paper.files[span.file][span.start : span.end]))))
+        usage.update(set(_SYMBOL_RE.findall(blank_comments(paper.files[span.file][span.start : span.end]))))
     out = []
     for span in idx.display_math:
-        content = strip_comments(paper.files[span.file][span.start : span.end])
+        content = blank_comments(paper.files[span.file][span.start : span.end])
         regions = forbidden_regions(content) + [(m.start(), m.end()) for m in re.finditer(r"\\(?:begin|end)\{[^}]*\}", content)]
         done: set[str] = set()
         for m in _SYMBOL_RE.finditer(content):

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from storage.latex_comments import blank_comments, comment_spans
+
 MAX_INPUT_DEPTH = 64
 """`\\input` nesting followed at most this deep (TeX itself stops at 15 open files); deeper is reported."""
 MAX_SOURCE_BYTES = 4 * 2**20
@@ -103,7 +105,9 @@ class Citation:
 
 
 @dataclass(frozen=True)
-class Reference:
+class LabelReference:
+    """A `\\ref{key}` (or `\\eqref`, ...) to a `\\label` in the paper; not a bibliographic reference."""
+
     span: Span  # the whole \\ref{...} command
     key: str
     key_span: Span
@@ -175,11 +179,6 @@ def _read(path: Path) -> tuple[str, str]:
         return data.decode("latin-1"), "latin-1"
 
 
-def strip_comments(text: str) -> str:
-    """`text` with every comment replaced by spaces (same length, so offsets still hold)."""
-    return re.sub(r"(?<!\\)%[^\n]*", lambda m: " " * len(m.group(0)), text)
-
-
 def contained(root: Path, rel: str) -> tuple[str | None, str | None]:
     """(`rel` resolved, relative to `root`; None) when it stays in the folder once links are followed,
     else (None, why it is refused). The file need not exist."""
@@ -231,7 +230,7 @@ def find_main_file(root: Path) -> str:
         rel = str(p.relative_to(root))
         if contained(root, rel)[0] is None or not p.is_file() or p.stat().st_size > MAX_SOURCE_BYTES:
             continue
-        text = strip_comments(_read(p)[0])
+        text = blank_comments(_read(p)[0])
         if "\\documentclass" in text and "\\begin{document}" in text:
             roots.append(rel)
     if not roots:
@@ -279,7 +278,7 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
         text, enc = _read(root / rel)
         files[rel], encodings[rel] = text, enc
         compiled.append(rel)
-        clean = strip_comments(text)
+        clean = blank_comments(text)
         stack.append((rel, clean, _INPUT_RE.finditer(clean), depth))
 
     def visit(start: str) -> None:
@@ -316,7 +315,7 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
                 continue
             if (reason := contained(root, rel)[1]) is not None:
                 refused.append(Refused(rel, 0, rel, reason))
-            elif p.is_file() and p.stat().st_size <= MAX_SOURCE_BYTES and "\\documentclass" not in strip_comments(_read(p)[0]):
+            elif p.is_file() and p.stat().st_size <= MAX_SOURCE_BYTES and "\\documentclass" not in blank_comments(_read(p)[0]):
                 visit(rel)
     for rel in list(bibs):
         if (size := (root / rel).stat().st_size) > MAX_SOURCE_BYTES:
@@ -534,7 +533,7 @@ class PaperIndex:
     tables: list[Span] = field(default_factory=list)  # inner content of each tabular
     citations: list[Citation] = field(default_factory=list)
     labels: dict[str, Span] = field(default_factory=dict)
-    references: list[Reference] = field(default_factory=list)
+    references: list[LabelReference] = field(default_factory=list)
     abstract: list[Span] = field(default_factory=list)
     sections: list[tuple[Span, str]] = field(default_factory=list)
     numbers: list[Number] = field(default_factory=list)
@@ -576,8 +575,8 @@ class PaperIndex:
             self.labels.setdefault(key, span)
 
     def _index_file(self, rel: str, text: str, abstract_file: bool, budget: _Budget) -> None:
-        clean = strip_comments(text)
-        self.comments[rel] = [Span(rel, m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
+        clean = blank_comments(text)
+        self.comments[rel] = [Span(rel, a, b) for a, b in comment_spans(text)]
         prose = list(clean)
         braces = brace_ends(clean)
 
@@ -617,7 +616,7 @@ class PaperIndex:
             for key in m.group(1).split(","):
                 k = key.strip()
                 off = m.group(1).find(k) + m.start(1)
-                self.references.append(Reference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
+                self.references.append(LabelReference(Span(rel, m.start(), m.end()), k, Span(rel, off, off + len(k))))
         joined = "".join(prose)
         sentences = _SentenceBounds(joined)
         for m in spans(CITE_RE.finditer(clean)):
@@ -698,8 +697,8 @@ class ReadingText:
 
 def _unprinted(text: str) -> list[tuple[int, int]]:
     """Ranges of a file that are never printed: comments, \\iffalse ... \\fi, comment environments."""
-    blank = strip_comments(text)
-    ranges = [(m.start(), m.end()) for m in re.finditer(r"(?<!\\)%[^\n]*", text)]
+    blank = blank_comments(text)
+    ranges = list(comment_spans(text))
     ranges += [(m.start(), b) for m, _, b in paired(blank, _IFFALSE_RE, lambda m: r"\\fi\b")]
     ranges += [(a, b) for a, b, _, _ in _environments(blank, "comment")]
     merged: list[tuple[int, int]] = []
@@ -773,7 +772,7 @@ def reading_order_text(files: dict[str, str], main_file: str = "main.tex") -> Re
     if main_file in files:
         # The document body first, its preamble (package options, macro files) last: a cut to fit
         # a small context then drops definitions, not the paper.
-        m = re.search(r"\\begin\s*\{document\}", strip_comments(files[main_file]))
+        m = re.search(r"\\begin\s*\{document\}", blank_comments(files[main_file]))
         if m:
             visit(main_file, m.start(), None, " (document)")
             visit(main_file, 0, m.start(), " (preamble)")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpora.papers.injectors_core import Proposal
-from corpora.papers.latex_paper import CITE_RE, strip_comments, unprinted_at
+from corpora.papers.latex_paper import CITE_RE, unprinted_at
+from storage.latex_comments import blank_comments
 
 ENGINES = ("latexmk", "tectonic", "pdflatex")
 COMPILE_TIMEOUT_S = 120
@@ -70,7 +71,7 @@ def compiles(files: dict[str, str], main_file: str, engine: str | None = None) -
 
 def cite_keys(text: str) -> Counter[str]:
     """Multiset of citation keys cited in `text` (comments ignored)."""
-    return Counter(k.strip() for m in CITE_RE.finditer(strip_comments(text)) for k in m.group(1).split(",") if k.strip())
+    return Counter(k.strip() for m in CITE_RE.finditer(blank_comments(text)) for k in m.group(1).split(",") if k.strip())
 
 
 _DEF_BODY_RE = re.compile(r"\\(?:def\s*\\[A-Za-z@]+|(?:re)?newcommand\*?\s*\{?\\[A-Za-z@]+\}?(?:\[\d\])?)\s*\{")

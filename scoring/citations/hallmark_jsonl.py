@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from storage.jsonl import JsonlError, read_jsonl
 from storage.schemas import OUTPUT_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 CANARY_PREFIX = "__canary__"
@@ -62,18 +64,11 @@ class PredictionFile:
     """bibtex-updater's status histogram (HALLMARK's `_btu_status_histogram`) when the file has `btu_status`."""
 
 
-def _lines(path: Path):
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise PredictionFileError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-            if not isinstance(obj, dict):
-                raise PredictionFileError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        yield from read_jsonl(path)
+    except JsonlError as exc:
+        raise PredictionFileError(str(exc)) from None
 
 
 def read_entries(path: str | Path) -> pa.Table:

@@ -56,8 +56,8 @@ def test_hostile_answer_files_are_skipped_and_named_and_the_rest_imported(tmp_pa
     hostile = {
         "shard-00001.jsonl.gz": (whole[: len(whole) // 2], "torn: the gzip stream stops after"),
         "shard-00002.jsonl.gz": (b"not gzip at all", "not a gzip stream"),
-        "shard-00003.jsonl.gz": (_gz(_line(), "{not json"), ":2: not JSON"),
-        "shard-00004.jsonl.gz": (_gz(["a", "list"]), ":1: 'key' is not a stored key"),
+        "shard-00003.jsonl.gz": (_gz(_line(), "{not json"), ":2: invalid JSON"),
+        "shard-00004.jsonl.gz": (_gz(["a", "list"]), ":1: expected a JSON object, got list"),
         "shard-00005.jsonl.gz": (_gz(_line() | {"key": "../../etc"}), ":1: 'key' is not a stored key"),
         "shard-00006.jsonl.gz": (_gz(_line(status="200")), ":1: 'value.status': Input should be a valid integer"),
         "shard-00007.jsonl.gz": (_gz(_line(extra=1)), ":1: 'value' must have exactly the fields"),

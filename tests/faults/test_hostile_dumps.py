@@ -14,9 +14,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from index.build import IndexSource, build_index
+from index.readers import DumpLog, SkippedRecord, read_source
 from jobs.build_index import main as build_main
-from verifiers.citations.index_build import IndexSource, build_index
-from verifiers.citations.index_readers import DumpLog, SkippedRecord, read_source
 
 MARKER = "SECRET-MARKER-7f3a"
 SMALL_CAP = 64 * 1024  # the tests' record cap: a 1 MB record is far over it, and the tests stay fast

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from index.build import write_index
+from index.readers import bibtex_fields_row
 from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
 from tests.helpers.netns_cluster import NetnsCluster, leftovers, netns_cluster, unavailable_reason
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.run_job import submit_job
-from verifiers.citations.index_build import write_index
-from verifiers.citations.index_readers import bibtex_fields_row
 
 pytestmark = pytest.mark.heavy
 

@@ -269,5 +269,5 @@ def test_checker_service_answers_the_readme_requests(clone: Path):
 
 
 def test_bundled_samples_are_current(clone: Path):
-    result = run_in(clone, "python corpora/samples/make_samples.py --check", timeout=300)
+    result = run_in(clone, "python jobs/make_samples.py --check", timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

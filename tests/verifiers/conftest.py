@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from index.build import IndexSource, build_index
 from tests.helpers.paths import SHARED_DATA, require_shared_data
-from verifiers.citations.index_build import IndexSource, build_index
 
 BIBSOURCES = SHARED_DATA / "bibsources"
 ACL_XML = BIBSOURCES / "acl_anthology" / "python" / "tests" / "toy_anthology" / "xml"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from clients.bib_record import BibRecord
 from clients.errors import ClientError
-from verifiers.citations.offline_index import OfflineIndex
+from index.offline_index import OfflineIndex
 
 
 class FailingSource:

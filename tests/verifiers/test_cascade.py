@@ -68,7 +68,7 @@ def test_stage2_parse_failure_is_residual_not_a_verdict(tmp_path):
 def test_four_stage_cascade_records_which_stage_decided(tmp_path):
     """prescreen -> closed-world index -> open-world index -> LLM: each item stops at the first
     stage with a confident verdict; the LLM sees only what is still undecided."""
-    from verifiers.citations.index_build import IndexSource, build_index
+    from index.build import IndexSource, build_index
 
     bib = tmp_path / "real.bib"
     bib.write_text("@article{b, title={Analytical Engines}, author={Ada Lovelace and Alan Turing}, year={2020}, "

@@ -13,6 +13,7 @@ import pytest
 
 from corpora.citations.citeintegrity_suite import SuiteConfig, build_suite, records_from_rows
 from corpora.citations.normalization import normalize_text
+from index.readers import crossref_row
 from jobs.citeintegrity_audit import main as audit_main
 from verifiers.citations.citeintegrity_experiments import (
     STRONG_RULES,
@@ -24,7 +25,6 @@ from verifiers.citations.citeintegrity_experiments import (
     sufficient_condition,
     weight_vectors,
 )
-from verifiers.citations.index_readers import crossref_row
 
 WORDS = {
     "ai": ["learning", "neural", "transformer", "reinforcement", "language", "vision", "graph", "attention",

@@ -19,6 +19,8 @@ from corpora.citations.citeintegrity_suite import (
     suite_from_instances,
 )
 from corpora.citations.normalization import CitationFields
+from index.build import write_index
+from index.offline_index import OfflineIndex
 from storage.records import Item
 from verifiers.citations.citeintegrity_rules import (
     RULES,
@@ -30,8 +32,6 @@ from verifiers.citations.citeintegrity_rules import (
     rule_score,
     select_threshold,
 )
-from verifiers.citations.index_build import write_index
-from verifiers.citations.offline_index import OfflineIndex
 from verifiers.citations.source_set import CountedSource
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 from clients.errors import RateLimitedError, TransientError
+from index.offline_index import open_index
 from storage.records import Item
 from tests.verifiers.sources import FailingSource, NamedIndex
-from verifiers.citations.offline_index import open_index
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from corpora.citations.normalization import is_venue_abbreviation, venues_agree
-from verifiers.citations.index_readers import sniff_format
-from verifiers.citations.offline_index import open_index
+from index.offline_index import open_index
+from index.readers import sniff_format
 
 
 @pytest.mark.parametrize(
@@ -76,9 +76,9 @@ def test_unknown_dump_format_is_a_clear_error(tmp_path):
 
 
 def test_a_run_can_say_which_index_answered_it(tmp_path):
+    from index.build import IndexSource, build_index
+    from index.offline_index import index_provenance
     from verifiers import SystemSpec
-    from verifiers.citations.index_build import IndexSource, build_index
-    from verifiers.citations.offline_index import index_provenance
 
     dump = tmp_path / "refs.jsonl"
     dump.write_text(json.dumps(_reference("a", "Folding of small proteins", ["Ada Lovelace"], "J. Mol. Biol.")) + "\n",

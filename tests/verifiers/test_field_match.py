@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from clients.errors import TransientError
+from index.build import IndexSource, build_index
+from index.offline_index import open_index
 from storage.records import Item
 from tests.verifiers.conftest import ACL_XML
 from tests.verifiers.sources import FailingSource, NamedIndex
-from verifiers.citations.index_build import IndexSource, build_index
-from verifiers.citations.offline_index import open_index
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 

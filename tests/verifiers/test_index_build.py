@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from index.build import INDEX_SCHEMA, IndexSource, build_index
+from index.readers import read_source
 from tests.verifiers.conftest import ACL_XML, CROSSREF_CACHE, DEV_PUBLIC, REFCHECKER, real_sources
-from verifiers.citations.index_build import INDEX_SCHEMA, IndexSource, build_index
-from verifiers.citations.index_readers import read_source
 
 DBLP_DTD = '<!ELEMENT dblp ANY>\n<!ENTITY ouml "&#246;">\n<!ENTITY eacute "&#233;">\n'
 DBLP_XML = """<?xml version="1.0" encoding="ISO-8859-1"?>

@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from index.build import IndexSource, build_index
+from index.evidence import EVIDENCE_METADATA_KEY, IndexEvidence, venue_name_key
+from index.readers import DumpLog, SkippedRecord, dump_files, read_source, sniff_format
 from jobs.build_index import main as build_main
-from verifiers.citations.index_build import IndexSource, build_index
-from verifiers.citations.index_evidence import EVIDENCE_METADATA_KEY, IndexEvidence, venue_name_key
-from verifiers.citations.index_readers import DumpLog, SkippedRecord, dump_files, read_source, sniff_format
 
 
 def crossref_work(doi: str, title: str, family: str, year: int, venue: str, short: str | None = None,
@@ -287,7 +287,7 @@ def test_dblp_gzip_dump_streams_with_its_dtd(tmp_path: Path) -> None:
 
 
 def test_dedupe_keeps_two_dois_of_one_title_and_merges_a_doi_less_repeat(tmp_path: Path) -> None:
-    from verifiers.citations.index_build import write_index
+    from index.build import write_index
 
     def row(key: str, doi: str | None) -> dict:
         return {"origin": "t", "key": key, "title": "Same Title Here", "authors": [{"family": "Lovelace", "given": "A"}],

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from clients.source import BibSource
-from verifiers.citations.index_build import write_index
-from verifiers.citations.offline_index import OfflineIndex, open_index
+from index.build import write_index
+from index.offline_index import OfflineIndex, open_index
 
 WORDS = [f"{a}{b}" for a in ("neur", "graph", "spars", "laten", "kern", "vari", "rob", "adapt", "cont", "diff",
                              "bayes", "token", "quant", "optim", "causa", "proba", "meta", "fede", "contr", "pixel")

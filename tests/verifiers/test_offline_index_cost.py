@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import verifiers.citations.offline_index as offline_index
-from verifiers.citations.index_build import write_index
-from verifiers.citations.offline_index import OfflineIndex
+import index.offline_index as offline_index
+from index.build import write_index
+from index.offline_index import OfflineIndex
 
 
 def _rows(n: int, seed: int = 3) -> list[dict]:

@@ -19,12 +19,12 @@ from clients.identifiers import split_name
 from corpora.citations.fields import author_family
 from corpora.citations.normalization import family_names
 from corpora.citations.real_reference import family_name as reference_family_name
+from index.build import IndexSource, build_index
+from index.readers import read_bibtex, read_dblp_xml
 from storage.bib_identifiers import canonical_doi, name_parts
 from storage.records import Item
 from verifiers.citations.entry import CitationEntry
 from verifiers.citations.field_match import FieldMatchVerifier
-from verifiers.citations.index_build import IndexSource, build_index
-from verifiers.citations.index_readers import read_bibtex, read_dblp_xml
 from verifiers.citations.prescreen import check_authors
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext

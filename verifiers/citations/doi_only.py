@@ -12,7 +12,7 @@ Decision per entry, over the configured sources:
   answered a definite "not there" -> HALLUCINATED (fabricated_doi). With `closed_world=True` every
   source's "not there" counts (an index declared complete for the corpus, e.g. an experiment);
 * no source has it, and an offline index among the sources declares its DOI prefix registry
-  complete (`verifiers.citations.index_evidence`, e.g. built from Crossref's whole data file) while the
+  complete (`index.evidence`, e.g. built from Crossref's whole data file) while the
   DOI's prefix is not in it -> HALLUCINATED (fabricated_doi, "doi prefix 10.9999 has no registrant
   in the index's sources"); likewise a 10.48550 arXiv DOI beyond its month's id range when the
   index declares arXiv's ranges;
@@ -32,9 +32,9 @@ from typing import Any
 
 from clients.source import BibSource
 from corpora.citations.normalization import canonical_doi, normalize_text, title_similarity
+from index.evidence import sources_evidence
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
-from verifiers.citations.index_evidence import sources_evidence
 from verifiers.citations.source_set import CountedSource, bind_sources, no_evidence, resolve_sources
 from verifiers.registry import system
 from verifiers.system import RunContext

@@ -20,7 +20,7 @@ one database" alone gives UNCERTAIN, and an outage gives UNCERTAIN with its reas
 `detail["outage_sources"]` (`verifiers.citations.source_set.no_evidence`) whenever it leaves the entry
 undecided; a match or a finding from the sources that did answer still decides.
 
-An offline index that declares evidence registries complete (`verifiers.citations.index_evidence`: DOI
+An offline index that declares evidence registries complete (`index.evidence`: DOI
 prefixes, venue names, arXiv id ranges, built from the same dumps) adds findings of its own,
 decided on the path `index_evidence`: a DOI whose prefix no registrant in the dumps owns
 (fabricated_doi), a venue no dump knows (nonexistent_venue, unless a matched record's venue
@@ -55,9 +55,9 @@ from corpora.citations.normalization import (
     venue_key,
     venues_agree,
 )
+from index.evidence import IndexEvidence, sources_evidence
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
-from verifiers.citations.index_evidence import IndexEvidence, sources_evidence
 from verifiers.citations.prescreen import check_authors, check_doi, check_required_fields, check_year
 from verifiers.citations.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
 from verifiers.registry import system

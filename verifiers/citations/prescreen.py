@@ -12,14 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from storage.bib_identifiers import family_name, name_parts, split_bibtex_authors
+from storage.bib_identifiers import family_name, is_well_formed_doi, name_parts, split_bibtex_authors
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
 from verifiers.registry import system
 from verifiers.system import RunContext
 
-DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
-_DOI_PREFIX = re.compile(r"^(https?://(dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _PLACEHOLDER = re.compile(
     r"^(anonymous|author\s*\w?|author\d+|john doe|jane doe|a\. author|first author|"
     r"second author|last author|todo|tbd|unknown|n/?a|placeholder)$",
@@ -39,11 +37,6 @@ class RuleHit:
     label: str
     confidence: float
     reason: str
-
-
-def normalize_doi(raw: str) -> str:
-    """The DOI text without resolver prefix, case kept: the malformed-DOI rule judges what was written."""
-    return _DOI_PREFIX.sub("", raw.strip()).strip()
 
 
 def check_year(entry: CitationEntry, reference_year: int) -> RuleHit | None:
@@ -95,8 +88,7 @@ def check_doi(entry: CitationEntry) -> RuleHit | None:
     raw = entry.fields.get("doi")
     if not raw:
         return None
-    doi = normalize_doi(raw)
-    if not DOI_PATTERN.match(doi):
+    if not is_well_formed_doi(raw):  # judged as written (case kept), only the resolver prefix removed
         return RuleHit("malformed_doi", "HALLUCINATED", 0.80, f"DOI '{raw}' does not match 10.NNNN/suffix")
     return None
 

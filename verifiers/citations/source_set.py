@@ -163,7 +163,7 @@ def resolve_sources(sources: Sequence[str | BibSource], index_path: str | None =
         elif source == "offline_index":
             if not index_path:
                 raise ValueError("source 'offline_index' needs index_path=...")
-            from verifiers.citations.offline_index import open_index
+            from index.offline_index import open_index
 
             resolved.append(open_index(index_path))
         else:

@@ -43,6 +43,7 @@ from rapidfuzz import fuzz
 from checkers.latex_macros import Macro, expand_macros, parse_macros
 from checkers.result import CheckInputError
 from corpora.papers.latex_paper import display_blocks
+from storage.latex_comments import blank_comments
 
 __all__ = ["Quote", "Statement", "extract_statements"]
 
@@ -70,7 +71,6 @@ class Statement:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_COMMENT = re.compile(r"(?<!\\)%.*")
 _DISPLAY_ENVS = "equation|align|eqnarray|gather|multline|displaymath"
 """Display blocks are found by `display_blocks` (linear: an unterminated one never rescans the file)."""
 _INLINE = re.compile(r"(?<![\\$])\$([^$]{1,120})\$")
@@ -86,11 +86,6 @@ _RULE = re.compile(r"\\(hline|midrule|toprule|bottomrule|cline\{[^{}]*\}|cmidrul
 _CELL_NUM = re.compile(rf"^\s*(?:\\textbf\{{|\\mathbf\{{|\{{)?\$?\s*({_NUM})\s*\$?\}}?\s*$")
 _PCT = r"(\d+(?:\.\d+)?)\s*\\?%"
 _WORD = re.compile(r"[A-Za-z]{2,}")
-
-
-def mask_comments(text: str) -> str:
-    """Comments replaced by spaces, so offsets into the masked text are offsets into the source."""
-    return _COMMENT.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _clean_math(text: str) -> str:
@@ -471,7 +466,7 @@ def _percentages(file: str, text: str) -> list[Statement]:
 
 def extract_statements(files: dict[str, str], main_file: str | None = None) -> list[Statement]:
     """Every checkable statement in a copy's `.tex` files (see the module docstring)."""
-    texts = {f: mask_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
+    texts = {f: blank_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
     macros = paper_macros(texts, main_file)
     statements: list[Statement] = []
     definitions: list[tuple[str, str, Quote]] = []

@@ -1,6 +1,6 @@
 """The offline bibliographic index as a `BibSource`: exact DOI / arXiv lookup and fuzzy title search.
 
-Pattern: the Parquet file written by `index_build.py` is loaded into Arrow columns; three small
+Pattern: the Parquet file written by `index/build.py` is loaded into Arrow columns; three small
 structures are built from it, all vectorized so a million records load in seconds:
 
 * DOI and arXiv id: sorted arrays of 64-bit hashes + `searchsorted`, confirmed by string compare;
@@ -46,7 +46,7 @@ from rapidfuzz import fuzz, process
 from clients.bib_record import Author, BibRecord
 from corpora.citations.normalization import canonical_arxiv_id, canonical_doi, normalize_text
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ["OfflineIndex", "ScoredRecord", "open_index"]
 
@@ -312,8 +312,8 @@ MAX_DUMP_BYTES_IN_MEMORY = 20 * 1024 * 1024
 def _cached(path: str, mtime: float, size: int) -> OfflineIndex:
     if path.endswith(".parquet"):
         return OfflineIndex.load(path)
-    from verifiers.citations.index_build import IndexSource, index_table
-    from verifiers.citations.index_readers import sniff_format
+    from index.build import IndexSource, index_table
+    from index.readers import sniff_format
 
     if size > MAX_DUMP_BYTES_IN_MEMORY:
         raise ValueError(f"{path}: a {size / 1e6:.0f} MB dump is too large to index at load time; "
@@ -351,7 +351,7 @@ def index_provenance(path: str | Path) -> dict[str, Any]:
         if build:
             provenance.update({k: v for k, v in json.loads(build).items() if k != "records"})
     else:
-        from verifiers.citations.index_readers import sniff_format
+        from index.readers import sniff_format
 
         provenance.update(records=open_index(resolved).table.num_rows, sources=[
             {"format": sniff_format(resolved), "file": resolved.name, "bytes": resolved.stat().st_size}])

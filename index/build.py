@@ -13,7 +13,7 @@ Memory is bounded by the dedupe state, not by the dump: rows are read one at a t
 batches of `batch_rows`; what grows is two dict entries of Python ints per record kept, a DOI
 digest and a content digest (~230 bytes; `bench/bench_index_formats.py` measures it).
 
-The same pass collects the index's evidence registries (`index_evidence.IndexEvidence`: DOI
+The same pass collects the index's evidence registries (`index.evidence.IndexEvidence`: DOI
 prefixes, venue names, arXiv id ranges) and the provenance of every dump: its files' SHA-256,
 size, the records read from it and its date (the latest record modification date the dump
 carries, Crossref `indexed`, OpenAlex `updated_date`, arXiv `update_date`, DBLP `mdate`; else
@@ -34,9 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpora.citations.normalization import normalize_text
-from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
-from verifiers.citations.index_evidence import EVIDENCE_METADATA_KEY, KINDS, IndexEvidence
-from verifiers.citations.index_readers import (
+from index.evidence import EVIDENCE_METADATA_KEY, KINDS, IndexEvidence
+from index.readers import (
     MAX_RECORD_BYTES,
     DumpLog,
     Row,
@@ -44,6 +43,7 @@ from verifiers.citations.index_readers import (
     dump_files,
     read_source,
 )
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
 
 INDEX_SCHEMA = pa.schema(
     [

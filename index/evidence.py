@@ -1,6 +1,6 @@
 """Evidence an offline index gives besides "found a close record", built from the same dumps.
 
-Three registries, collected while `index_build.write_index` streams the dump records and stored
+Three registries, collected while `index.build.write_index` streams the dump records and stored
 in the index's Parquet footer (key `EVIDENCE_METADATA_KEY`, JSON), so the file that answers a run
 carries them and its hash covers them:
 

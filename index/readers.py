@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from clients.crossref import record_from_crossref
-from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
-from verifiers.citations.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
-from verifiers.citations.dump_streams import (
+from clients.openalex import record_from_openalex
+from index.dump_streams import MAX_RECORD_BYTES as MAX_RECORD_BYTES  # the readers' API
+from index.dump_streams import (
     RECORD_ERRORS,
     DumpLog,
     json_documents,
@@ -39,7 +39,8 @@ from verifiers.citations.dump_streams import (
     printable,
     xml_records,
 )
-from verifiers.citations.dump_streams import SkippedRecord as SkippedRecord
+from index.dump_streams import SkippedRecord as SkippedRecord
+from storage.bib_identifiers import canonical_arxiv_id, canonical_doi, name_parts, split_bibtex_authors
 
 ROW_KEYS = ("origin", "key", "title", "authors", "year", "venue", "doi", "arxiv_id", "type", "file")
 FORMATS = ("dblp", "crossref", "openalex", "arxiv", "acl_anthology", "bibtex", "hallmark", "references")
@@ -137,15 +138,11 @@ def read_crossref_json(path: Path, log: DumpLog | None = None) -> Iterator[Row]:
 
 
 def openalex_row(work: dict[str, Any], file: str = "") -> Row | None:
-    authors = [_split_given_family((a.get("author") or {}).get("display_name") or "")
-               for a in work.get("authorships") or []]
+    """An OpenAlex Work as the online client reads it (`record_from_openalex`, one mapping)."""
+    record = record_from_openalex(work)
     source = ((work.get("primary_location") or {}).get("source") or {})
-    locations = work.get("locations") or []
-    urls = [loc.get("landing_page_url") or "" for loc in locations] + [(work.get("ids") or {}).get("arxiv") or ""]
-    arxiv = next((canonical_arxiv_id(u) for u in urls if "arxiv" in u.lower()), None)
-    row = _row("openalex", work.get("id"), work.get("title") or work.get("display_name"), authors,
-               work.get("publication_year"), source.get("display_name"), work.get("doi"), arxiv,
-               work.get("type"), file)
+    row = _row("openalex", work.get("id"), record.title, [(a.family, a.given) for a in record.authors],
+               record.year, record.venue, record.doi, canonical_arxiv_id(record.arxiv_id), record.type, file)
     if row:
         row["venue_short"] = source.get("abbreviated_title")
         row["updated"] = work.get("updated_date")

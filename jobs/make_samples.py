@@ -1,5 +1,5 @@
 """Regenerate the small bundled samples that the README's examples run on, from the bundled
-corpora and with the project's own code (`python corpora/samples/make_samples.py`; `--check`
+corpora and with the project's own code (`python jobs/make_samples.py`; `--check`
 exits 1 when a file differs from what it would write).
 
 - `refs_sample.bib`: ten entries of `citations_sample.jsonl` (six VALID, four HALLUCINATED) as
@@ -11,7 +11,7 @@ exits 1 when a file differs from what it would write).
 - `replay_sample.jsonl`: a recording for `llm_replay_server.py serve --recording`, written by
   `build_hallmark_recording` for the `llm_zero_shot` prompt of the first twelve sample entries.
   Its answers are the sample's own labels (an oracle, not a model's): it shows the replay
-  mechanics offline; real snapshots come from a run's response cache (`ResponseCache.export_jsonl`).
+  mechanics offline; real snapshots come from a run's response cache (`LLMCache.entries()`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+HERE = ROOT / "corpora" / "samples"
+"""The bundled samples this job writes (the job lives in jobs/: it runs the project's code, which
+corpora/ may not import)."""
 
 CITATIONS = HERE / "citations_sample.jsonl"
 REAL = HERE / "real_references.jsonl"
@@ -38,7 +41,9 @@ DBLP_DTD = """<!-- Minimal DTD for the sample dump: the entities dblp.xml uses h
 
 
 def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from storage.jsonl import read_jsonl
+
+    return [row for _, row in read_jsonl(path)]
 
 
 def bib_sample() -> str:
@@ -128,9 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(HERE.parents[1])}")
+            print(f"wrote {path.relative_to(ROOT)}")
     if stale:
-        print(f"stale samples (run python corpora/samples/make_samples.py): {', '.join(stale)}", file=sys.stderr)
+        print(f"stale samples (run python jobs/make_samples.py): {', '.join(stale)}", file=sys.stderr)
         return 1
     return 0
 
