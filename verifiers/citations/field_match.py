@@ -59,7 +59,14 @@ from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
 from verifiers.citations.index_evidence import IndexEvidence, sources_evidence
 from verifiers.citations.prescreen import check_authors, check_doi, check_required_fields, check_year
-from verifiers.citations.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
+from verifiers.citations.source_set import (
+    CountedSource,
+    Lookup,
+    bind_sources,
+    item_failure,
+    no_evidence,
+    resolve_sources,
+)
 from verifiers.registry import system
 from verifiers.system import RunContext
 
@@ -391,7 +398,7 @@ class FieldMatchVerifier:
         self.sources = bind_sources(self.configured_sources, ctx)  # the run's limiter, cache and guard
         year = self.reference_year or int(ctx.snapshot[:4])
         limit = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
+        return list(await asyncio.gather(*(item_failure(i.item_id, self._one(i, year, limit)) for i in items)))
 
 
 def _registry_findings(cited: CitationFields, views: list[SourceView], evidence: IndexEvidence) -> list[Finding]:
