@@ -5,7 +5,10 @@ shard retried; a shard that raised is retried; after `max_attempts` the shard is
 failed in the store and reported, never dropped. A retried shard waits a jittered exponential
 backoff while the others proceed. A storage outage (a worker's write found storage down) pauses
 the run: no attempt is counted, the driver probes storage with a growing wait and resumes. When a system reports its budget exhausted the
-runner stops handing out shards, lets the running ones finish and returns, resumable.
+runner stops handing out shards, lets the running ones finish and returns, resumable. A shard that
+raised `clients.errors.AuthError` (a source refused the run's credentials) stops the run the same
+way, with no retry and nothing recorded failed: `RunOutcome.auth_refused` names the source, and a
+run with the key fixed resumes it.
 
 With a run lease (`storage/run_lease.py`) the driver confirms it before handing out any shard, and
 its workers' shard writes are fenced by it (`storage/store.py`). Once another driver took the run
@@ -26,6 +29,7 @@ import pyarrow as pa
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
+from clients.errors import AuthError
 from clients.retry import backoff_seconds
 from cluster.progress import Progress
 from cluster.shard_worker import ShardResult, ShardWorker
@@ -81,10 +85,18 @@ class RunOutcome:
     """Set when another driver took the run over mid-run: which run, and who holds it now."""
     discarded: list[tuple[str, int]] = field(default_factory=list)
     """Shards that ran after the lease was lost and whose writes were refused (the new owner's now)."""
+    auth_refused: str | None = None
+    """Set when a source refused the run's credentials (401 / 403): its reason, naming the source."""
 
     @property
     def complete(self) -> bool:
-        return not self.failed and not self.stopped_by_budget and not self.stopped_by_storage and not self.lease_lost
+        return (not self.failed and not self.stopped_by_budget and not self.stopped_by_storage and not self.lease_lost
+                and not self.auth_refused)  # fmt: skip
+
+    @property
+    def stopped(self) -> bool:
+        """No more shards are handed out (the ones in flight finish)."""
+        return bool(self.stopped_by_budget or self.lease_lost or self.auth_refused)
 
 
 def run_shard_tasks(
@@ -158,7 +170,7 @@ def run_shard_tasks(
         return True
 
     def submit() -> None:
-        if outcome.stopped_by_budget or outage.active or outage.gave_up or outcome.lease_lost:
+        if outcome.stopped or outage.active or outage.gave_up:
             return
         if pending and idle and not lease_confirmed():
             return
@@ -173,7 +185,7 @@ def run_shard_tasks(
             in_flight[workers[slot].run_shard.remote(task, items_ref)] = (slot, task)
 
     submit()
-    while in_flight or (pending and not outcome.stopped_by_budget and not outage.gave_up and not outcome.lease_lost):
+    while in_flight or (pending and not outcome.stopped and not outage.gave_up):
         if lease is not None and lease.lost and outcome.lease_lost is None:
             lease_confirmed()  # the heartbeat saw the loss first: stop now, not at the next hand-out
         if outage.active and outage.due():
@@ -204,8 +216,13 @@ def run_shard_tasks(
             outcome.worker_replacements += 1
             retries.retry_or_fail(task, f"worker died: {type(exc).__name__}: {_first_line(exc)}", pending)
         except Exception as exc:
-            lost, down = _cause(exc, LeaseLostError), _storage_unavailable(exc)
-            if lost is not None:  # its shard file was refused: the run is another driver's now
+            lost, down, refused = _cause(exc, LeaseLostError), _storage_unavailable(exc), _cause(exc, AuthError)
+            if refused is not None:  # the same credentials fail every shard: stop, record nothing failed
+                pending.appendleft(task)
+                if outcome.auth_refused is None:
+                    outcome.auth_refused = refused.reason
+                    print(f"[auth] stopped: {refused.reason}; handing out no more shards", flush=True)
+            elif lost is not None:  # its shard file was refused: the run is another driver's now
                 outcome.discarded.append(_key(task))
                 lose_lease(lost)
             elif down is not None:  # not the shard's fault: it waits for storage, its attempt uncounted

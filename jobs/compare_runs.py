@@ -9,7 +9,11 @@ where it logged them or why not. The tracking URI: --tracking-uri, else SCRUTINE
 MLFLOW_TRACKING_URI, else run_corpus.py's local store ./mlruns when it exists.
 Wiring only: storage -> scoring -> storage/MLflow.
 
-exit status: 0 compared; 2 a run that cannot be found or read (the message says which and why).
+Two runs on different corpora (name or version) are refused with exit 2; `--shared-items` compares
+only the items both hold (same id), and the report says so.
+
+exit status: 0 compared; 2 a run that cannot be found or read (the message says which and why), or
+two runs on different corpora without --shared-items.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--eval-mode", choices=["conservative", "aggressive"], default="conservative")
     p.add_argument("--out", help="also write the report files into this local folder")
+    p.add_argument("--shared-items", action="store_true",
+                   help="compare runs on different corpora on the items both hold (same id); without it they are "
+                        "refused (exit 2)")
     return p.parse_args(argv)
 
 
@@ -143,13 +150,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
     from scoring.citations.comparison_report import changes_csv, to_html, to_markdown
-    from scoring.citations.run_comparison import compare_runs
+    from scoring.citations.run_comparison import DifferentCorpora, compare_runs
     from storage.mlflow_conventions import log_files, tracked_runs_of
     from storage.redaction import redact_text
     from storage.result_json import result_json
     from storage.tracking import TRACKING_URI_VARIABLES
 
-    c = compare_runs(before, after, truth, eval_mode=args.eval_mode, n_resamples=args.bootstrap, seed=args.seed)
+    try:
+        c = compare_runs(before, after, truth, eval_mode=args.eval_mode, n_resamples=args.bootstrap, seed=args.seed,
+                         shared_items=args.shared_items)  # fmt: skip
+    except DifferentCorpora as e:
+        print(f"compare_runs: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     files = {"comparison.md": to_markdown(c), "comparison.html": to_html(c), "changes.csv": changes_csv(c),
              "comparison.json": result_json(comparison_json(c), sort_keys=True)}  # fmt: skip
     key = comparison_key(run_a, run_b)

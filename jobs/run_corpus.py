@@ -46,6 +46,8 @@ exit status:
      server or the cluster failed its check before any work (the message says what and how to fix it),
      or storage refused the run's lease or plan (the message names the path)
   2  also: another driver owns the run (the message names it; see --wait-for-lease)
+  2  also: a bibliographic source refused the credentials (401 / 403; the message names the source): the run
+     stopped; fix the key and run the same command again (finished shards are kept)
   3  the run finished but some items are errored (malformed input lines, system errors): see the summary
   4  a system's budget was reached; submit the same run again to resume
   5  the work is done and stored and the leaderboard printed, but the tracking server failed at the end:
@@ -389,6 +391,10 @@ def run(audit: Audit, config: RunConfig, corpus, specs, run_ids: list[str], targ
         return EXIT_INCOMPLETE
     if outcome.lease_lost:
         return lease_lost(outcome.lease_lost, len(outcome.discarded))
+    if outcome.auth_refused:  # a configuration mistake found by the first lookup: nothing is scored
+        print(f"error: a source refused the run's credentials: {outcome.auth_refused}; fix the key and run the same "
+              "command again (finished shards are kept)", file=sys.stderr)  # fmt: skip
+        return EXIT_BAD_INPUT
     tracking_uri = resolve_tracking_uri(config)
     from storage.code_revision import current_revision
     from storage.run_publication import Submission

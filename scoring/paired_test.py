@@ -7,6 +7,11 @@ the smaller tail, 2 * min(P(delta <= 0), P(delta >= 0)) capped at 1, so it does 
 which system is named first (swapping A and B negates delta and its interval, nothing else);
 doubling only the lower tail made it 1.0 whenever A was the worse system. Cohen's h = 2 asin(sqrt(a)) - 2 asin(sqrt(b)) for proportions; for a metric
 outside [0, 1] (MCC below 0) it falls back to the raw difference, as HALLMARK does.
+
+A comparison with no defined difference (a system whose metric is undefined, e.g. the MCC of
+`always_valid`, which never flags anything) has diff, interval and p-values NaN, never p = 1: a
+family correction (`scoring.multiple_testing`) leaves NaN out of the family, where a 1 would count
+as a test and inflate every real p-value beside it.
 """
 
 from __future__ import annotations
@@ -62,11 +67,13 @@ def paired_bootstrap(
     def stat(draws, W):
         return {"d": metric_batch(a, va, W, draws)[metric] - metric_batch(b, vb, W, draws)[metric]}
 
+    nan = float("nan")
+    if not (math.isfinite(pa_) and math.isfinite(pb_)):  # no defined difference: not a test at all
+        return PairedComparison(names[0], names[1], metric, pa_, pb_, nan, (nan, nan), nan, nan, nan, n_resamples)
     d = bootstrap_samples(strata_of(a.htype), stat, n_resamples, seed)["d"]
     d = d[np.isfinite(d)]
-    p1 = float(np.mean(d <= 0)) if d.size else 1.0
-    p_upper = float(np.mean(d >= 0)) if d.size else 1.0
+    p1 = float(np.mean(d <= 0)) if d.size else nan
+    p2 = min(1.0, 2 * min(p1, float(np.mean(d >= 0)))) if d.size else nan
     return PairedComparison(
-        names[0], names[1], metric, pa_, pb_, pa_ - pb_, percentile_interval(d), p1, min(1.0, 2 * min(p1, p_upper)),
-        cohens_h(pa_, pb_), n_resamples,
+        names[0], names[1], metric, pa_, pb_, pa_ - pb_, percentile_interval(d), p1, p2, cohens_h(pa_, pb_), n_resamples,
     )

@@ -84,6 +84,30 @@ def with_interval(value: float | None, low: float | None, high: float | None, n:
     return text
 
 
+NOT_APPLICABLE = "not applicable"
+"""A comparison with no defined difference (a metric undefined for one side): not a test, no p-value."""
+
+
+def _defined(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def p_value_text(p: float | None) -> str:
+    """A p-value as printed: `< 0.001` below it (never `0.000`), not applicable when undefined."""
+    if not _defined(p):
+        return NOT_APPLICABLE
+    assert p is not None
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def difference_text(diff: float | None, low: float | None = None, high: float | None = None) -> tuple[str, str]:
+    """(signed difference, `[low, high]`) as printed; not applicable (never `+nan`) when undefined."""
+    if not _defined(diff):
+        return NOT_APPLICABLE, NOT_APPLICABLE
+    interval = f"[{low:.3f}, {high:.3f}]" if _defined(low) and _defined(high) else "[n/a, n/a]"
+    return f"{diff:+.3f}", interval
+
+
 def provenance(context: ReportContext | None) -> list[str]:
     """The run facts every page states; unknown ones say so rather than vanish."""
     c = context or ReportContext()

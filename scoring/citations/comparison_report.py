@@ -10,7 +10,7 @@ from typing import Any
 
 from scoring.citations.run_comparison import CHANGE_KINDS, RunComparison
 from scoring.report_context import ReportContext, SystemStatus
-from scoring.report_pages import ReportPage, Section
+from scoring.report_pages import ReportPage, Section, difference_text, p_value_text
 from scoring.report_pages import to_html as page_html
 from scoring.report_pages import to_markdown as page_markdown
 
@@ -21,8 +21,6 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
-def _p(p: float) -> str:
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def sections(c: RunComparison) -> list[tuple[str, list[str] | tuple[list[str], list[list[str]]]]]:
@@ -45,11 +43,11 @@ def sections(c: RunComparison) -> list[tuple[str, list[str] | tuple[list[str], l
     stats: list[str] = []
     if c.mcnemar is not None:
         m = c.mcnemar
-        stats.append(f"McNemar exact test on right/wrong: {m.fixed} fixed, {m.broken} broken, p = {_p(m.p_value)}")
+        stats.append(f"McNemar exact test on right/wrong: {m.fixed} fixed, {m.broken} broken, p = {p_value_text(m.p_value)}")
     if stats or c.paired:
         head = ["metric", "before", "after", "after - before", "95% CI", "p (two-sided)"]
-        rows = [[r.metric, _f(r.value_b), _f(r.value_a), f"{r.diff:+.3f}", f"[{_f(r.diff_ci[0])}, {_f(r.diff_ci[1])}]",
-                 _p(r.p_two_sided)] for r in c.paired]  # fmt: skip
+        rows = [[r.metric, _f(r.value_b), _f(r.value_a), *difference_text(r.diff, *r.diff_ci),
+                 p_value_text(r.p_two_sided)] for r in c.paired]  # fmt: skip
         out.append(("Paired statistics", stats))
         if rows:
             out.append(("Metric differences (paired bootstrap)", (head, rows)))

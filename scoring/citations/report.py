@@ -41,7 +41,15 @@ from scoring.citations.taxonomy_fold import fold_ablation
 from scoring.detectable_effect import mde_table
 from scoring.prevalence import DEFAULT_PREVALENCES, ppv_sweep
 from scoring.report_context import ReportContext
-from scoring.report_pages import Figure, ReportPage, Section, with_interval, write_page
+from scoring.report_pages import (
+    Figure,
+    ReportPage,
+    Section,
+    difference_text,
+    p_value_text,
+    with_interval,
+    write_page,
+)
 from storage.result_json import result_json
 
 WITHHELD = "withheld: source outage"
@@ -311,8 +319,9 @@ class _Document:
     def pair_table(self) -> tuple[list[str], list[list[str]]]:
         head = ["A", "B", f"{short_label(self.pairs[0]['metric'])} A - B", "95% CI", "p",
                 "p (Holm)", "q (BH)"]  # fmt: skip
-        return head, [[r["system_a"], r["system_b"], f"{r['diff']:+.3f}", f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
-                       _fmt(r["p"]), _fmt(r["p_holm"]), _fmt(r["p_bh"])] for r in self.pairs]  # fmt: skip
+        return head, [[r["system_a"], r["system_b"], *difference_text(r["diff"], r["ci_low"], r["ci_high"]),
+                       p_value_text(r["p"]), p_value_text(r["p_holm"]), p_value_text(r["p_bh"])]
+                      for r in self.pairs]  # fmt: skip
 
     def rank_table(self) -> tuple[list[str], list[list[str]]]:
         head = ["rank", "system", "strength", "95% CI", "rank 95% CI"]

@@ -12,6 +12,10 @@ wrong. On the items both runs answered, McNemar's exact test (binomial on the di
 `scipy.stats.binomtest`) asks whether "fixed" and "broken" are equally likely, and the paired
 bootstrap (`scoring.paired_test`) gives CIs of after - before for the headline metrics.
 
+Two runs on different corpora (name or version) are refused (`DifferentCorpora`): their metrics
+are of different populations. With `shared_items=True` only the items present in both (same id)
+are compared, and the report says so.
+
 Paper audits (verdicts with `unit_kind = "injection"`): per injection, detected before and not
 after, or the other way round.
 """
@@ -97,6 +101,10 @@ class RunComparison:
     notes: list[str] = field(default_factory=list)
 
 
+class DifferentCorpora(ValueError):
+    """The two runs audit different corpora, and comparing their shared items was not asked for."""
+
+
 def mcnemar_exact(fixed: int, broken: int) -> McNemar:
     """McNemar's exact test: under H0 a discordant pair is fixed or broken with probability 1/2."""
     n = fixed + broken
@@ -140,11 +148,16 @@ def _short(v: Any) -> str:
 
 
 def compare_runs(before: Side, after: Side, truth: pa.Table, *, eval_mode: str = "conservative",
-                 n_resamples: int = 2000, seed: int = 42) -> RunComparison:  # fmt: skip
-    """Compare `after` against `before` item by item (see the module docstring)."""
+                 n_resamples: int = 2000, seed: int = 42, shared_items: bool = False) -> RunComparison:  # fmt: skip
+    """Compare `after` against `before` item by item (see the module docstring). Runs on different
+    corpora raise `DifferentCorpora` unless `shared_items` asks to compare the items both hold."""
     a, b = before.record, after.record
     notes = []
     if (a.corpus.name, a.corpus.version) != (b.corpus.name, b.corpus.version):
+        if not shared_items:
+            raise DifferentCorpora(f"the runs audit different corpora ({a.corpus.name}@{a.corpus.version} vs "
+                                   f"{b.corpus.name}@{b.corpus.version}): their metrics are not comparable; "
+                                   "compare only the items both hold (same id) with --shared-items")  # fmt: skip
         notes.append(f"the runs audit different corpora ({a.corpus.name}@{a.corpus.version} vs "
                      f"{b.corpus.name}@{b.corpus.version}): only items with the same id are compared")  # fmt: skip
     diffs = differences(a, b)

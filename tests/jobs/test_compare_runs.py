@@ -29,11 +29,12 @@ AFTER = {**BEFORE, **{f"h{i}": ("HALLUCINATED", 0.85) for i in range(4)},  # 4 f
 
 
 def write_run(store: Store, title_threshold: float, max_concurrency: int, answers: dict, snapshot: str,
-              model_of: dict[str, str]) -> str:  # fmt: skip
+              model_of: dict[str, str], corpus: dict | None = None) -> str:  # fmt: skip
     args = {"sources": ["offline_index"], "title_threshold": title_threshold, "max_concurrency": max_concurrency}
-    run_id = f"tiny@v1__field_match@t{title_threshold}__{snapshot}"
+    corpus = corpus or CORPUS
+    run_id = f"{corpus['name']}@{corpus['version']}__field_match@t{title_threshold}__{snapshot}"
     store.open_run(run_id, {"run_id": run_id, "schema_version": "1", "record_version": RECORD_VERSION,
-                            "corpus": CORPUS, "snapshot": snapshot, "code_revision": "a" * 40,
+                            "corpus": corpus, "snapshot": snapshot, "code_revision": "a" * 40,
                             "code": {"commit": "a" * 40, "dirty": False, "source_hash": None, "label": "a" * 40},
                             "packages": {"rapidfuzz": "3.0.0"},
                             "system": {"name": "field_match", "args": args, "label": "field_match",
@@ -90,6 +91,19 @@ def test_flips_attribution_and_mcnemar(runs, tmp_path, capsys):
                  "complete: every system answered every item", "Glossary", "McNemar exact test"):
         assert fact in html, fact
     assert "4 fixed, 1 broken" in capsys.readouterr().out
+
+
+def test_runs_on_different_corpora_are_refused_unless_the_shared_items_are_asked_for(runs, tmp_path, capsys):
+    store, a, _ = runs
+    other = write_run(store, 0.5, 8, AFTER, "2026-11-01", {}, corpus={**CORPUS, "version": "v2"})
+    # before: compared silently, with a note, and exit 0
+    assert main([a, other, "--storage", store.uri, "--tracking-uri", "none", "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "different corpora (tiny@v1 vs tiny@v2)" in err and "--shared-items" in err
+    assert not (tmp_path / "runs" / "comparisons").exists()
+    assert main([a, other, "--storage", store.uri, "--tracking-uri", "none", "--bootstrap", "0", "--shared-items"]) == 0
+    out = json.loads((tmp_path / "runs" / "comparisons" / f"{a}__vs__{other}" / "comparison.json").read_text())
+    assert out["shared"] == 12 and any("only items with the same id are compared" in n for n in out["notes"])
 
 
 def test_identical_runs_have_no_changes_and_say_so(runs, tmp_path):

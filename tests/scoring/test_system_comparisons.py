@@ -45,6 +45,38 @@ def test_pairwise_rows_adjust_across_the_family():
     assert all(r["p_holm"] >= r["p"] for r in rows)
 
 
+def test_an_undefined_difference_is_nan_and_left_out_of_the_family(tmp_path):
+    scores = _scores(200)[:2]
+    truth = table_from_rows([dict(item_id=f"e{i}", label="HALLUCINATED" if i < 30 else "VALID",
+                                  hallucination_type="fabricated_doi" if i < 30 else None,
+                                  difficulty_tier=1 if i < 30 else None) for i in range(N)], TRUTH_SCHEMA)
+    answers = [dict(run_id="av", system="always_valid", item_id=f"e{i}", shard_id=0, label="VALID", confidence=0.5)
+               for i in range(N)]
+    always = score_citation_outputs(truth, table_from_rows(answers, OUTPUT_SCHEMA), run_id="av",
+                                    system="always_valid", bootstrap=200, seed=1)  # fmt: skip
+    entries = {s.system: s.entries for s in [*scores, always]}
+    rows = {(r["system_a"], r["system_b"]): r for r in pairwise_rows(entries, n_resamples=400, seed=3)}
+    # MCC of a system that flags nothing is undefined: no difference, no p-value (before: p = 1, in the family)
+    for pair in (("always_valid", "best"), ("always_valid", "mid")):
+        r = rows[pair]
+        assert all(np.isnan(r[k]) for k in ("diff", "ci_low", "ci_high", "p", "p_holm", "p_bh", "cohens_h")), r
+    real = rows[("best", "mid")]
+    assert real["p_holm"] == pytest.approx(real["p"]) and real["p_bh"] == pytest.approx(real["p"])  # a family of one
+    write_run_report(tmp_path, [*scores, always])
+    md = (tmp_path / "report.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("| always_valid | best |"))
+    assert line.count("not applicable") == 5 and "nan" not in line, line
+
+
+def test_p_values_print_below_a_thousandth_and_never_nan():
+    from scoring.report_pages import difference_text, p_value_text
+
+    assert p_value_text(0.0) == "< 0.001" and p_value_text(0.0004) == "< 0.001" and p_value_text(0.2712) == "0.271"
+    assert p_value_text(float("nan")) == "not applicable" and p_value_text(None) == "not applicable"
+    assert difference_text(float("nan"), float("nan"), float("nan")) == ("not applicable", "not applicable")
+    assert difference_text(0.25, 0.1, 0.4) == ("+0.250", "[0.100, 0.400]")
+
+
 def test_ranking_with_cis_orders_the_systems():
     entries = {s.system: s.entries for s in _scores(0)}
     m, names = correctness_matrix(entries)

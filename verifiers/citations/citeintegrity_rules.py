@@ -49,7 +49,14 @@ from corpora.citations.normalization import (
 )
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
-from verifiers.citations.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
+from verifiers.citations.source_set import (
+    CountedSource,
+    Lookup,
+    bind_sources,
+    item_failure,
+    no_evidence,
+    resolve_sources,
+)
 from verifiers.registry import system
 from verifiers.system import RunContext
 
@@ -287,7 +294,7 @@ class CiteIntegrityRule:
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         self.source = bind_sources([self.configured_source], ctx)[0]  # the run's limiter, cache and guard
         limit = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
+        return list(await asyncio.gather(*(item_failure(i.item_id, self._one(i, limit)) for i in items)))
 
 
 @system("citeintegrity", accepts=("citation",), description="CiteIntegrity's seven baselines (rule=...) over one shared candidate",

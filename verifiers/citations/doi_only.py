@@ -35,7 +35,13 @@ from corpora.citations.normalization import canonical_doi, normalize_text, title
 from index.evidence import sources_evidence
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
-from verifiers.citations.source_set import CountedSource, bind_sources, no_evidence, resolve_sources
+from verifiers.citations.source_set import (
+    CountedSource,
+    bind_sources,
+    item_failure,
+    no_evidence,
+    resolve_sources,
+)
 from verifiers.registry import system
 from verifiers.system import RunContext
 
@@ -110,7 +116,7 @@ class DoiOnlyVerifier:
     async def run(self, items: list[Item], ctx: RunContext) -> list[Output]:
         self.sources = bind_sources(self.configured_sources, ctx)  # the run's limiter, cache and guard
         limit = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._one(i, limit) for i in items)))
+        return list(await asyncio.gather(*(item_failure(i.item_id, self._one(i, limit)) for i in items)))
 
 
 @system("doi_only", accepts=("citation",), description="resolve the cited DOI; outages and 429/5xx give UNCERTAIN, never HALLUCINATED",

@@ -20,6 +20,16 @@ one database" alone gives UNCERTAIN, and an outage gives UNCERTAIN with its reas
 `detail["outage_sources"]` (`verifiers.citations.source_set.no_evidence`) whenever it leaves the entry
 undecided; a match or a finding from the sources that did answer still decides.
 
+A cited identifier or field that nothing could check is never confirmed by the title and authors
+alone: a cited DOI that no source holds (doi.org, Crossref, the index's DOI set) is HALLUCINATED
+when an authoritative source (`authoritative_doi`) or a closed-world index refutes it, else the
+entry is UNCERTAIN on the path `unchecked`, the reason saying what could not be checked (a DOI
+absent from the index whose matched record carries none; a DOI lookup that failed is an outage).
+A matched record with no venue (an arXiv-only record) does not confirm a cited venue: the published
+version is looked for among every record with the same title (every source's title hits); with none,
+a closed-world index decides HALLUCINATED (path `venue_unpublished`: the work exists only as that
+record), an open world leaves the venue unchecked (UNCERTAIN). `detail["unchecked"]` lists what was.
+
 An offline index that declares evidence registries complete (`index.evidence`: DOI
 prefixes, venue names, arXiv id ranges, built from the same dumps) adds findings of its own,
 decided on the path `index_evidence`: a DOI whose prefix no registrant in the dumps owns
@@ -59,7 +69,14 @@ from index.evidence import IndexEvidence, sources_evidence
 from storage.records import Item, Output
 from verifiers.citations.entry import CitationEntry
 from verifiers.citations.prescreen import check_authors, check_doi, check_required_fields, check_year
-from verifiers.citations.source_set import CountedSource, Lookup, bind_sources, no_evidence, resolve_sources
+from verifiers.citations.source_set import (
+    CountedSource,
+    Lookup,
+    bind_sources,
+    item_failure,
+    no_evidence,
+    resolve_sources,
+)
 from verifiers.registry import system
 from verifiers.system import RunContext
 
@@ -74,9 +91,11 @@ CONFIDENCE: dict[str, float] = {
     "index_evidence": 0.85,  # the index's registries: unregistered DOI prefix, unknown venue, impossible arXiv id
     "contradiction": 0.80,  # a matched record contradicts the entry
     "near_miss": 0.70,
+    "venue_unpublished": 0.75,  # closed world: the cited venue's paper exists only as a record with no venue
     "absence_consensus": 0.75,
     "absence_any": 0.55,  # any_missing: one source lacks it
     "uncertain": 0.50,
+    "unchecked": 0.50,  # matched, but a cited DOI or venue nothing could check
 }
 #: a record listing at least this many names, all of them the cited list's first names, agrees with it
 TRUNCATED_RECORD_MIN = 3
@@ -104,6 +123,8 @@ class SourceView:
     near: BibRecord | None = None
     near_similarity: float = 0.0
     errors: list[str] = field(default_factory=list)
+    matches: list[BibRecord] = field(default_factory=list)
+    """Every record at or above the title threshold (the published version of a preprint is among them)."""
 
     def title_status(self) -> str:
         if self.match is not None:
@@ -161,6 +182,8 @@ class FieldMatchVerifier:
                 sim = title_similarity(cited.title, record.title)
                 if lk.kind == "doi" and _without_subtitle(cited.title, record.title):
                     sim = max(sim, self.title_threshold)  # the citation drops the subtitle of the DOI's work
+                if sim >= self.title_threshold:
+                    view.matches.append(record)
                 if sim >= self.title_threshold and sim > view.match_similarity:
                     view.match, view.match_similarity = record, sim
                 elif sim >= self.near_threshold and sim > view.near_similarity:
@@ -221,6 +244,7 @@ class FieldMatchVerifier:
         return False
 
     def _venue(self, cited: CitationFields, record: BibRecord) -> tuple[bool | None, str | None]:
+        """Does `record`'s venue agree with the cited one (None: the record has none to compare)."""
         agree = venues_agree(cited.venue, record.venue)
         if agree is None or agree:
             return agree, None
@@ -231,16 +255,20 @@ class FieldMatchVerifier:
             return False, "nonexistent_venue"  # an unknown name where the record has a known venue
         return False, "wrong_venue"
 
-    def _compare(self, cited: CitationFields, record: BibRecord) -> tuple[dict[str, bool | None], list[Finding]]:
+    def _compare(self, cited: CitationFields, record: BibRecord,
+                 venue_record: BibRecord | None = None) -> tuple[dict[str, bool | None], list[Finding]]:  # fmt: skip
+        """`cited` against a matched `record`; the venue against `venue_record` (default `record`: the
+        published version when `record` is a preprint with no venue)."""
         findings: list[Finding] = []
         if self._word_replaced(cited.title, record.title):
             findings.append(Finding("near_miss_title", f"title differs by a word from '{record.title}'", "contradiction"))
         authors_ok, author_type = self._authors(cited, record)
         if authors_ok is False:
             findings.append(Finding(author_type or "swapped_authors", f"authors differ from {record.source} record", "contradiction"))
-        venue_ok, venue_type = self._venue(cited, record)
+        venue_ok, venue_type = self._venue(cited, venue_record or record)
         if venue_ok is False:
-            findings.append(Finding(venue_type or "wrong_venue", f"venue '{cited.venue}' vs '{record.venue}'", "contradiction"))
+            findings.append(Finding(venue_type or "wrong_venue", f"venue '{cited.venue}' vs '{(venue_record or record).venue}'",
+                                    "contradiction"))
         year_ok = None if cited.year is None or record.year is None else abs(cited.year - record.year) <= 1
         if year_ok is False:
             findings.append(Finding("arxiv_version_mismatch", f"year {cited.year} vs {record.year}", "contradiction"))
@@ -303,10 +331,35 @@ class FieldMatchVerifier:
             "api_sources_queried": [c.name for c in counted],
             "api_calls": sum(c.calls for c in counted),
         }
-        if label == "UNCERTAIN" and evidence["errors"]:
-            failed = [lk for v in views if v.title_status() == "error" for lk in v.lookups]
+        fields["detail"]["unchecked"] = evidence["unchecked"]
+        failed = [lk for v in views if v.title_status() == "error" for lk in v.lookups] if evidence["errors"] else []
+        if path == "unchecked":  # a cited DOI left unverified by a failed lookup: the answer depended on it
+            failed += [lk for v in views for lk in v.lookups if lk.kind == "doi" and lk.status == "error"]
+        if label == "UNCERTAIN" and any(lk.status == "error" for lk in failed):
             return no_evidence(item.item_id, failed, self.confidence[path], **fields)
         return Output(item.item_id, label, self.confidence[path], reason, predicted_type=predicted, **fields)
+
+    def _unverified_doi(self, doi: str, views: list[SourceView]) -> str:
+        """Why a cited DOI that no source holds and none refuted is left unverified."""
+        asked = [lk for v in views for lk in v.lookups if lk.kind == "doi"]
+        failed = sorted({lk.source for lk in asked if lk.status == "error"})
+        absent = sorted({lk.source for lk in asked if lk.status == "absent"})
+        why = [f"lookup failed at {', '.join(failed)}"] if failed else []
+        if absent:
+            why.append(f"not in {', '.join(absent)}, which is not authoritative for DOIs "
+                       f"({', '.join(sorted(self.authoritative_doi)) or 'none configured'} is)")  # fmt: skip
+        if not asked or all(lk.status == "skipped" for lk in asked):
+            why.append("no source can look up DOIs")
+        if self.closed_world and absent:
+            why.append("the matched record carries no DOI to compare")
+        return f"DOI {doi} unverified: " + "; ".join(why)
+
+    def _published_version(self, cited: CitationFields, views: list[SourceView]) -> BibRecord | None:
+        """Among every record with the cited title, one with a venue that is not arXiv: the venue
+        agreeing with the cited one first (a preprint's published version)."""
+        candidates = [r for v in views for r in v.matches if _has_venue(r)]
+        agreeing = [r for r in candidates if venues_agree(cited.venue, r.venue)]
+        return (agreeing or candidates or [None])[0]
 
     def _judge(self, cited: CitationFields, views: list[SourceView]) -> tuple[dict[str, Any], list[Finding], dict[str, Any]]:
         findings: list[Finding] = []
@@ -315,6 +368,7 @@ class FieldMatchVerifier:
         erring = [v for v in views if v.title_status() == "error"]
         answered = len(found) + len(absent)
         consensus_absent = not found and absent and not erring and (self.closed_world or len(absent) >= self.absence_quorum)
+        unchecked: list[str] = []  # cited fields nothing could check: the entry cannot be VALID
         # DOI
         doi_resolves: bool | None = None
         if cited.doi:
@@ -335,13 +389,30 @@ class FieldMatchVerifier:
                     self.closed_world and not any(v.match is not None and not v.match.doi for v in found))):
                 doi_resolves = False
                 findings.append(Finding("fabricated_doi", f"DOI {cited.doi} does not exist", "doi_nonexistent"))
+            else:  # never VALID on the strength of title and authors alone
+                unchecked.append(self._unverified_doi(cited.doi, views))
         # fields against every matched record
         per_source = {}
+        published = self._published_version(cited, views)
         for view in found:
             assert view.match is not None
-            fields, more = self._compare(cited, view.match)
+            venue_record = published if cited.venue and not _has_venue(view.match) else None
+            fields, more = self._compare(cited, view.match, venue_record)
             per_source[view.name] = fields
             findings.extend(more)
+        venueless = [v for v in found if v.match is not None and not (v.match.venue or "").strip()]
+        if cited.venue and venue_key(cited.venue) != "arxiv" and venueless and published is None:
+            record = venueless[0].match
+            assert record is not None
+            what = "an arXiv preprint" if _is_preprint(record) else "a record"
+            if self.closed_world:  # every real work is indexed: the paper was never published anywhere
+                findings.append(Finding("preprint_as_published" if _is_preprint(record) else "wrong_venue",
+                                        f"venue '{cited.venue}' not confirmed: the work is in the closed-world index only "
+                                        f"as {what} with no venue ({venueless[0].name}), and no published version",
+                                        "venue_unpublished"))  # fmt: skip
+            else:
+                unchecked.append(f"venue '{cited.venue}' unchecked: the matched record ({venueless[0].name}) is {what} "
+                                 "with no venue, and no published version was found")  # fmt: skip
         if not found:
             near = [v for v in views if v.near is not None]
             for view in near:
@@ -367,7 +438,8 @@ class FieldMatchVerifier:
         elif absent and self.aggregation == "any_missing":
             findings.append(Finding("plausible_fabrication", f"title not found in {', '.join(v.name for v in absent)}",
                                     "absence_any"))
-        evidence = {"found": len(found), "absent": len(absent), "errors": [v.name for v in erring], "answered": answered}
+        evidence = {"found": len(found), "absent": len(absent), "errors": [v.name for v in erring], "answered": answered,
+                    "unchecked": unchecked}
         return subtests, findings, evidence
 
     def _decide(self, findings: list[Finding], evidence: dict[str, Any]) -> tuple[str, str, str]:
@@ -376,9 +448,12 @@ class FieldMatchVerifier:
             usable = [f for f in findings if f.path in ("absence_consensus", "local_rule", "doi_nonexistent",
                                                         "index_evidence")]
         if usable:
-            order = ["local_rule", "doi_nonexistent", "index_evidence", "contradiction", "near_miss", "absence_consensus", "absence_any"]
+            order = ["local_rule", "doi_nonexistent", "index_evidence", "contradiction", "venue_unpublished", "near_miss",
+                     "absence_consensus", "absence_any"]
             top = min(usable, key=lambda f: order.index(f.path))
             return "HALLUCINATED", top.path, "; ".join(f.reason for f in usable)
+        if evidence["found"] and evidence["unchecked"]:
+            return "UNCERTAIN", "unchecked", "matched, but not confirmed: " + "; ".join(evidence["unchecked"])
         if evidence["found"]:
             path = "valid_multi" if evidence["found"] >= 2 else "valid_agreement"
             return "VALID", path, f"matched in {evidence['found']} source(s) with no contradiction"
@@ -391,7 +466,7 @@ class FieldMatchVerifier:
         self.sources = bind_sources(self.configured_sources, ctx)  # the run's limiter, cache and guard
         year = self.reference_year or int(ctx.snapshot[:4])
         limit = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._one(i, year, limit) for i in items)))
+        return list(await asyncio.gather(*(item_failure(i.item_id, self._one(i, year, limit)) for i in items)))
 
 
 def _registry_findings(cited: CitationFields, views: list[SourceView], evidence: IndexEvidence) -> list[Finding]:
@@ -411,6 +486,16 @@ def _registry_findings(cited: CitationFields, views: list[SourceView], evidence:
     if reason and not any(venues_agree(cited.venue, r.venue) for r in matched):
         findings.append(Finding("nonexistent_venue", reason, "index_evidence"))
     return findings
+
+
+def _has_venue(record: BibRecord) -> bool:
+    """The record names a venue other than arXiv (a published version can be checked against it)."""
+    return bool((record.venue or "").strip()) and venue_key(record.venue) != "arxiv"
+
+
+def _is_preprint(record: BibRecord) -> bool:
+    return (bool(record.doi and record.doi.lower().startswith("10.48550/")) or venue_key(record.venue) == "arxiv"
+            or (record.type or "").lower() in ("preprint", "posted-content"))  # fmt: skip
 
 
 def _only_deletions(cited: list[str], record: list[str]) -> bool:

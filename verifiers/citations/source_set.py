@@ -10,13 +10,20 @@ guard), the way `gateway_from_context` does for models. Without run services (an
 it is built from the system's own `client_options`.
 Tests and benchmarks may pass `BibSource` objects directly.
 
-Evidence semantics (clients/errors.py): a record is "found"; `None` / `[]` / `NotFoundError` is
-"absent" (a definite no from that source); any other exception is "error" with its reason, which
-only ever yields UNCERTAIN downstream.
+Evidence semantics, from the one classification `clients.errors.is_outage` (the same as for
+models): a record is "found"; `None` / `[]` / `NotFoundError` is "absent" (a definite no from that
+source); an outage (`SourceOutageError`, retries exhausted on 429 / 5xx, timeouts, truncated
+transfers) is "error", which only ever yields UNCERTAIN downstream. Two failures are not evidence
+at all and are raised instead:
+
+* `AuthError` (401 / 403: a missing or wrong key) is raised as it is: no item of the run can be
+  answered by that source, so the run stops (cluster/runner.py) and run_corpus.py exits 2 naming it;
+* anything else (an unreadable body, a refused request, a frozen-cache miss, a bug in an adapter:
+  `KeyError`, `TypeError`, ...) is a `SourceFailure`: the item is errored with the reason and its
+  traceback summarised (`item_failure`), never UNCERTAIN-by-outage, so a resume does not repeat it.
 
 Outage semantics: when a verifier's answer for an item depends on a lookup that got no answer
-(status "error": `SourceOutageError`, retries exhausted on 429 / 5xx, timeouts, truncated or
-unreadable bodies, a frozen-cache miss, or any other failure), the verifier returns
+(status "error"), the verifier returns
 `no_evidence(...)`: UNCERTAIN, the reason naming every failed lookup, and
 `detail["outage_sources"]` listing the sources. The run summary counts outputs carrying that key
 to mark the run incomplete, so the key is present only when a source really failed.
@@ -24,20 +31,23 @@ to mark the run incomplete, so the key is present only when a source really fail
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clients.bib_record import BibRecord
-from clients.errors import NotFoundError
+from clients.errors import AuthError, ClientError, NotFoundError, ParseError, is_outage
 from clients.source import BibSource
 from storage.records import Output
+from storage.redaction import redact_text
 
 if TYPE_CHECKING:
     from clients.lent_services import RunServices
 
-__all__ = ["CountedSource", "Lookup", "OnlineSource", "bind_sources", "no_evidence", "outage_sources",
-           "resolve_sources"]
+__all__ = ["CountedSource", "Lookup", "OnlineSource", "SourceFailure", "bind_sources", "item_failure", "no_evidence",
+           "outage_sources", "resolve_sources"]
 
 Status = Literal["found", "absent", "error", "skipped"]
 T = TypeVar("T")
@@ -63,6 +73,33 @@ def _reason(exc: BaseException) -> str:
     return reason if isinstance(reason, str) else f"{type(exc).__name__}: {exc}"
 
 
+TRACEBACK_FRAMES = 3
+"""Innermost frames named in a `SourceFailure`'s reason: where the adapter broke."""
+
+
+class SourceFailure(Exception):
+    """A lookup that failed for a reason that is neither "not there" nor an outage: an unreadable
+    body, a refused request, a frozen-cache miss or a bug. It is about the item, not the source's
+    availability: the item is errored (`item_failure`), and a resumed run keeps it."""
+
+    def __init__(self, source: str, kind: str, exc: BaseException) -> None:
+        frames = traceback.extract_tb(exc.__traceback__)[-TRACEBACK_FRAMES:]
+        where = " <- ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(frames))
+        self.source, self.kind = source, kind
+        self.error_kind = "parse" if isinstance(exc, ParseError) else "provider" if isinstance(exc, ClientError) else "system"
+        text = f"{source} {kind} lookup failed: {_reason(exc)}" + (f" (at {where})" if where else "")
+        self.reason = redact_text(text) or text  # an adapter's message may echo a key
+        super().__init__(self.reason)
+
+
+async def item_failure(item_id: str, work: Awaitable[Output]) -> Output:
+    """`work`'s output, or the errored output of the item when a lookup raised `SourceFailure`."""
+    try:
+        return await work
+    except SourceFailure as failure:
+        return Output.failed(item_id, failure.reason, failure.error_kind)
+
+
 class CountedSource:
     """Wraps a `BibSource`: counts the calls actually made and turns answers into `Lookup`s."""
 
@@ -75,10 +112,14 @@ class CountedSource:
         self.calls += 1
         try:
             answer: Any = await call()
-        except Exception as exc:  # classified below; an unknown failure is an error, never a "no"
-            if isinstance(exc, NotFoundError):
-                return Lookup(self.name, kind, "absent", reason=_reason(exc))
-            return Lookup(self.name, kind, "error", reason=_reason(exc))
+        except AuthError:
+            raise  # no item can be answered with these credentials: the run stops, naming the source
+        except NotFoundError as exc:
+            return Lookup(self.name, kind, "absent", reason=_reason(exc))
+        except Exception as exc:  # an outage is no answer; anything else is the item's error, never a "no"
+            if is_outage(exc):
+                return Lookup(self.name, kind, "error", reason=_reason(exc))
+            raise SourceFailure(self.name, kind, exc) from exc
         records = [r for r in (answer if isinstance(answer, list) else [answer]) if r is not None]
         return Lookup(self.name, kind, "found" if records else "absent", records)
 
