@@ -22,7 +22,6 @@ def run_dirs(root):
     return sorted(p for p in root.iterdir() if (p / "manifest.json").exists())
 
 
-@pytest.mark.heavy
 def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     result = run_job("run_corpus.py", "--snapshot", SNAPSHOT, "--bootstrap", "200", cwd=tmp_path, env=ray_head.env())
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

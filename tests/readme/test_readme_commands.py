@@ -47,7 +47,7 @@ COMMANDS: dict[str, Check] = {
     "pip install -e '.[dev]' && python -m pytest":
         Check("test", "this suite itself"),
     "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50 --storage runs/sharded":
-        Check("run", r"(?i)\[pool\]|leaderboard", heavy=True),
+        Check("test", "tests/readme/test_readme_tour.py::test_readme_tour_runs_top_to_bottom"),
     "python jobs/run_corpus.py --snapshot 2026-11-01":
         Check("test", "tests/readme/test_readme_tour.py::test_readme_tour_runs_top_to_bottom"),
     'python jobs/run_corpus.py --systems \'field_match:sources=["offline_index"],'

@@ -37,7 +37,7 @@ def test_tour_commands_are_in_the_readme_in_this_order():
     assert all(c in COMMANDS for c in TOUR)
 
 
-@pytest.mark.heavy
+@pytest.mark.integration  # in CI's tier: the path a new user takes, in one clone (3 runs, a drift, a compare)
 def test_readme_tour_runs_top_to_bottom(clone: Path):  # noqa: F811
     for command in TOUR:
         shell = command.removeprefix("pip install -e . && ")  # the clone uses this suite's environment

@@ -255,7 +255,7 @@ def test_field_match_names_the_registry_that_refutes_an_entry(evidence_indexes: 
     assert out["fake_arxiv"].label == "HALLUCINATED" and "beyond month 1804" in out["fake_arxiv"].reason
     assert out["fake_arxiv"].detail["index_evidence"]["covers"] == ["doi_prefixes", "venues", "arxiv_ids"]
     plain = _run({"system": "field_match", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
-    assert {k: o.label for k, o in plain.items()} == {"real": "VALID", "fake_prefix": "VALID",  # same title+authors
+    assert {k: o.label for k, o in plain.items()} == {"real": "VALID", "fake_prefix": "UNCERTAIN",  # an unverified DOI is never VALID
                                                       "real_prefix_unknown_doi": "UNCERTAIN", "fake_venue": "UNCERTAIN",
                                                       "fake_arxiv": "UNCERTAIN"}
 
