@@ -3,8 +3,9 @@
 A backend translates: it sends one request and returns one `LLMResponse`, or raises one of the
 `clients/errors.py` types. It never sleeps, retries, caches or counts money; the gateway
 (`clients/llm_gateway.py`) owns all of that. Implementations: `LiteLLMBackend` (any hosted API,
-or any OpenAI-compatible server such as `llama_cpp.server`, vLLM's server or
-`jobs/llm_replay_server.py`), `LlamaCppBackend` (GGUF weights in-process, CPU),
+or any OpenAI-compatible server such as `jobs/serve_gguf.py` (llama.cpp), vLLM's server or
+`jobs/llm_replay_server.py`), `LlamaCppBackend` (GGUF weights in-process, CPU, on the prebuilt
+xllamacpp runtime or llama-cpp-python),
 `VllmBackend` (open weights on a GPU), and `cluster.model_actors.ActorBackend` (either of the
 last two inside a Ray actor, shared by every worker).
 """

