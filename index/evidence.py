@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpora.citations.normalization import normalize_text, venue_key
+from corpora.citations.normalization import normalize_text, venue_key, venue_name_key, venue_name_keys  # noqa: F401 (venue_name_key re-exported)
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
 
 EVIDENCE_METADATA_KEY = "scrutineer_evidence"
@@ -47,11 +47,6 @@ KINDS = ("doi_prefixes", "venues", "arxiv_ids")
 ARXIV_DOI_PREFIX = "10.48550"
 _NEW_ID = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})$")
 _OLD_ID = re.compile(r"^([a-z\-]+(?:\.[a-z]{2})?)/(\d{2})(\d{2})(\d{3})$")
-_PARENS = re.compile(r"\(([^()]*)\)")
-_EDITION = re.compile(r"\b(?:\d+(?:st|nd|rd|th)?|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b")
-_VENUE_FILLER = re.compile(r"^(?:in )?(?:proceedings|proc) (?:of )?(?:the )?|\b(?:volume|vol|part) [ivx\d]+\b")
-
-
 #: dump formats that can hold each registry whole, with the fewest records a whole dump of that format
 #: has held since 2019 (well under today's: Crossref ~150 M, OpenAlex ~250 M, DBLP ~7 M, ACL Anthology
 #: ~100 k, arXiv ~2.4 M), so a sample in the right format is not taken for the whole
@@ -89,23 +84,6 @@ def registry_gaps(covers: Sequence[str], sources: Sequence[dict[str, Any]]) -> d
         given = ", ".join(f"{fmt} ({n:,} records)" if n is not None else fmt for fmt, n in read.items()) or "none"
         gaps[kind] = f"needs {wanted}; the inputs are {given}"
     return gaps
-
-
-def venue_name_keys(venue: str | None) -> set[str]:
-    """The keys a venue is known by: its name without parenthesised parts, and each parenthesised
-    part ("... Neural Things (NeurThings 2022)" gives the name and "neurthings")."""
-    raw = str(venue or "")
-    keys = {venue_name_key(_PARENS.sub(" ", raw))} | {venue_name_key(p) for p in _PARENS.findall(raw)}
-    return {k for k in keys if k}
-
-
-def venue_name_key(venue: str | None) -> str:
-    """A venue's name without what differs between editions: normalised, "proceedings of the",
-    edition numbers and years, volume parts dropped."""
-    text = normalize_text(venue)
-    text = _VENUE_FILLER.sub(" ", text)
-    text = _EDITION.sub(" ", text)
-    return " ".join(text.split())
 
 
 def doi_prefix(doi: str | None) -> str | None:
