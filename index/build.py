@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpora.citations.normalization import normalize_text
-from index.evidence import EVIDENCE_METADATA_KEY, KINDS, IndexEvidence
+from index.evidence import EVIDENCE_METADATA_KEY, KINDS, IncompleteRegistries, IndexEvidence, registry_gaps
 from index.readers import (
     MAX_RECORD_BYTES,
     DumpLog,
@@ -85,6 +85,8 @@ class BuildStats:
     skipped: int = 0
     """Records the readers skipped (over the record cap, malformed, of the wrong shape), each named
     to the build's `on_skip` by file and line."""
+    forced: dict[str, str] = field(default_factory=dict)
+    """Registries declared complete past the completeness check, with what their inputs lack."""
 
 
 def _hash64(text: str) -> int:
@@ -248,12 +250,14 @@ def describe_sources(sources: Sequence[IndexSource], tallies: Sequence[SourceTal
 def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000, dedupe_doi: bool = True,
                 merged_path: str | Path | None = None,
                 sources: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] | None = None,
-                covers: Sequence[str] = ()) -> BuildStats:
+                covers: Sequence[str] = (), force_covers: bool = False) -> BuildStats:
     """Stream rows into `out` (Parquet, zstd), assigning record ids in order; `merged_path` gets
     one JSON line per record merged into an earlier one. `sources` (from `describe_sources`, or a
     function giving it once the rows are read), the build stats and the evidence registries
     (declared complete for `covers`, see `index_evidence`) go into the file's footer metadata, so a
-    run can say which index answered it."""
+    run can say which index answered it. A kind in `covers` that the sources cannot hold whole
+    (`registry_gaps`, from the records read) raises `IncompleteRegistries` and writes nothing,
+    unless `force_covers`, which records what is missing in the evidence (`forced`)."""
     unknown = set(covers) - set(KINDS)
     if unknown:
         raise ValueError(f"unknown evidence kinds {sorted(unknown)}; known: {', '.join(KINDS)}")
@@ -274,11 +278,16 @@ def write_index(rows: Iterable[Row], out: str | Path, batch_rows: int = 100_000,
     stats = preparer.stats()
     built = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     described = sources() if callable(sources) else sources
+    gaps = registry_gaps(covers, described or [])
+    if gaps and not force_covers:
+        tmp.unlink()
+        raise IncompleteRegistries(gaps)
+    evidence.forced = gaps
     build = json.dumps({"built_at": built, "sources": described or [], "records": stats.records,
                         "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
                         "evidence": evidence.summary()})  # fmt: skip
     _finish(tmp, out, {BUILD_METADATA_KEY: build, EVIDENCE_METADATA_KEY: evidence.to_json()})
-    return stats
+    return replace(stats, forced=gaps)
 
 
 def _finish(tmp: Path, out: Path, metadata: dict[str, str]) -> None:
@@ -317,12 +326,17 @@ def index_table(sources: Sequence[IndexSource], dedupe_doi: bool = True,
 def build_index(sources: Sequence[IndexSource], out: str | Path, dedupe_doi: bool = True,
                 merged_path: str | Path | None = None, covers: Sequence[str] = (),
                 hash_files: bool = True, max_record_bytes: int = MAX_RECORD_BYTES,
-                on_skip: Callable[[SkippedRecord], None] | None = None) -> BuildStats:
+                on_skip: Callable[[SkippedRecord], None] | None = None, force_covers: bool = False) -> BuildStats:
     """Read every source dump and write the index to `out`, with each dump's provenance (records
     read and skipped) and the evidence registries (declared complete for `covers`). A record over
-    `max_record_bytes` or unusable is skipped and named to `on_skip`; the build goes on."""
+    `max_record_bytes` or unusable is skipped and named to `on_skip`; the build goes on. A
+    registry the sources' formats cannot hold whole raises `IncompleteRegistries` before anything
+    is read, one whose dumps turn out too small once read raises it then (see `write_index`)."""
+    gaps = registry_gaps(covers, [{"format": s.format} for s in sources])
+    if gaps and not force_covers:
+        raise IncompleteRegistries(gaps)
     tallies = [SourceTally() for _ in sources]
     stats = write_index(iter_rows(sources, tallies, max_record_bytes, on_skip), out, dedupe_doi=dedupe_doi,
                         merged_path=merged_path, sources=lambda: describe_sources(sources, tallies, hash_files),
-                        covers=covers)
+                        covers=covers, force_covers=force_covers)
     return replace(stats, skipped=sum(t.skipped for t in tallies))

@@ -19,10 +19,15 @@ carries them and its hash covers them:
   March 2007 is fabricated. A month after the dump's last month is unknown, not fabricated.
 
 A registry is *evidence* only when the index declares it complete (`covers`): the builder's
-user says so (`jobs/build_index.py --covers doi_prefixes venues arxiv_ids`) for dumps that are
-whole (Crossref's data file, OpenAlex's snapshot, arXiv's snapshot, DBLP). An index that does
-not declare a kind never yields a verdict from it, however much it collected: a prefix missing
-from 1,000 sample records says nothing.
+user says so (`jobs/build_index.py --covers doi_prefixes venues arxiv_ids`), and the build checks
+it from its own provenance (`registry_gaps`): a registry may be declared only when the inputs
+include a dump that can hold it whole (`COMPLETE_INPUTS`: Crossref's data file or OpenAlex's
+snapshot for DOI prefixes, whole DBLP or ACL Anthology dumps for venues, arXiv's snapshot for
+arXiv ids) with at least as many records as such a dump has ever had; a few hundred BibTeX
+records, or a sample in DBLP's format, cannot say that a prefix or venue does not exist. An
+index that does not declare a kind never yields a verdict from it, however much it collected.
+A declaration forced past the check (`--force-covers`) is recorded (`forced`, with what was
+missing) and named in every finding it gives and in every output's `index_evidence`.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpora.citations.normalization import normalize_text, venue_key
+from corpora.citations.normalization import normalize_text, venue_key, venue_name_key, venue_name_keys  # noqa: F401 (venue_name_key re-exported)
 from storage.bib_identifiers import canonical_arxiv_id, canonical_doi
 
 EVIDENCE_METADATA_KEY = "scrutineer_evidence"
@@ -42,26 +47,43 @@ KINDS = ("doi_prefixes", "venues", "arxiv_ids")
 ARXIV_DOI_PREFIX = "10.48550"
 _NEW_ID = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})$")
 _OLD_ID = re.compile(r"^([a-z\-]+(?:\.[a-z]{2})?)/(\d{2})(\d{2})(\d{3})$")
-_PARENS = re.compile(r"\(([^()]*)\)")
-_EDITION = re.compile(r"\b(?:\d+(?:st|nd|rd|th)?|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b")
-_VENUE_FILLER = re.compile(r"^(?:in )?(?:proceedings|proc) (?:of )?(?:the )?|\b(?:volume|vol|part) [ivx\d]+\b")
+#: dump formats that can hold each registry whole, with the fewest records a whole dump of that format
+#: has held since 2019 (well under today's: Crossref ~150 M, OpenAlex ~250 M, DBLP ~7 M, ACL Anthology
+#: ~100 k, arXiv ~2.4 M), so a sample in the right format is not taken for the whole
+COMPLETE_INPUTS: dict[str, dict[str, int]] = {
+    "doi_prefixes": {"crossref": 50_000_000, "openalex": 100_000_000},
+    "venues": {"dblp": 3_000_000, "acl_anthology": 40_000},
+    "arxiv_ids": {"arxiv": 1_000_000},
+}
 
 
-def venue_name_keys(venue: str | None) -> set[str]:
-    """The keys a venue is known by: its name without parenthesised parts, and each parenthesised
-    part ("... Neural Things (NeurThings 2022)" gives the name and "neurthings")."""
-    raw = str(venue or "")
-    keys = {venue_name_key(_PARENS.sub(" ", raw))} | {venue_name_key(p) for p in _PARENS.findall(raw)}
-    return {k for k in keys if k}
+class IncompleteRegistries(ValueError):
+    """Registries declared complete whose inputs cannot hold them whole; `gaps` says what is missing."""
+
+    def __init__(self, gaps: dict[str, str]) -> None:
+        self.gaps = gaps
+        super().__init__("cannot declare " + "; ".join(f"{kind} complete: {why}" for kind, why in gaps.items())
+                         + " (--force-covers declares them anyway, named in every verdict they give)")
 
 
-def venue_name_key(venue: str | None) -> str:
-    """A venue's name without what differs between editions: normalised, "proceedings of the",
-    edition numbers and years, volume parts dropped."""
-    text = normalize_text(venue)
-    text = _VENUE_FILLER.sub(" ", text)
-    text = _EDITION.sub(" ", text)
-    return " ".join(text.split())
+def registry_gaps(covers: Sequence[str], sources: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """For each kind in `covers` that `sources` (the build's provenance: `format`, and
+    `records_read` once read) cannot hold whole, what is missing. Records are summed per format
+    (a dump given in several folders); without `records_read` only the formats are checked."""
+    read: dict[str, int | None] = {}
+    for source in sources:
+        fmt, count = source.get("format") or "", source.get("records_read")
+        read[fmt] = None if count is None or read.get(fmt, 0) is None else read.get(fmt, 0) + int(count)
+    gaps = {}
+    for kind in covers:
+        needed = COMPLETE_INPUTS.get(kind, {})
+        whole = [fmt for fmt, least in needed.items() if fmt in read and (read[fmt] is None or read[fmt] >= least)]
+        if whole:
+            continue
+        wanted = " or ".join(f"a whole {fmt} dump (>= {least:,} records)" for fmt, least in needed.items())
+        given = ", ".join(f"{fmt} ({n:,} records)" if n is not None else fmt for fmt, n in read.items()) or "none"
+        gaps[kind] = f"needs {wanted}; the inputs are {given}"
+    return gaps
 
 
 def doi_prefix(doi: str | None) -> str | None:
@@ -96,6 +118,8 @@ class IndexEvidence:
     covers: tuple[str, ...] = ()
     last_month: int = 0
     """The latest arXiv month (yyyymm) seen: later months are unknown, not fabricated."""
+    forced: dict[str, str] = field(default_factory=dict)
+    """Kinds declared complete past `registry_gaps` (`--force-covers`), with what their inputs lack."""
     _seen_venues: set[str] = field(default_factory=set, repr=False, compare=False)
 
     # -- building -------------------------------------------------------------------------------
@@ -126,7 +150,7 @@ class IndexEvidence:
     def to_json(self) -> str:
         return json.dumps({"covers": list(self.covers), "doi_prefixes": sorted(self.doi_prefixes),
                            "venues": sorted(self.venues), "arxiv_max": dict(sorted(self.arxiv_max.items())),
-                           "last_month": self.last_month})  # fmt: skip
+                           "last_month": self.last_month, "forced": self.forced})  # fmt: skip
 
     @classmethod
     def from_json(cls, text: str | bytes) -> IndexEvidence:
@@ -136,12 +160,20 @@ class IndexEvidence:
             raise ValueError(f"index evidence declares unknown kinds {sorted(unknown)}; known: {', '.join(KINDS)}")
         return cls(set(data.get("doi_prefixes") or ()), set(data.get("venues") or ()),
                    {k: int(v) for k, v in (data.get("arxiv_max") or {}).items()}, tuple(data.get("covers") or ()),
-                   int(data.get("last_month") or 0))
+                   int(data.get("last_month") or 0), dict(data.get("forced") or {}))
 
     def summary(self) -> dict[str, Any]:
         """Sizes, for provenance and logs (the registries themselves can be large)."""
-        return {"covers": list(self.covers), "doi_prefixes": len(self.doi_prefixes), "venues": len(self.venues),
-                "arxiv_months": len(self.arxiv_max)}
+        summary: dict[str, Any] = {"covers": list(self.covers), "doi_prefixes": len(self.doi_prefixes),
+                                   "venues": len(self.venues), "arxiv_months": len(self.arxiv_max)}
+        if self.forced:
+            summary["forced"] = dict(self.forced)
+        return summary
+
+    def _forced_note(self, kind: str) -> str:
+        """What a finding from a registry forced past the completeness check says about it."""
+        why = self.forced.get(kind)
+        return f" [{kind} declared complete by --force-covers, though its inputs are not whole: {why}]" if why else ""
 
     # -- verdicts -------------------------------------------------------------------------------
     def unregistered_doi(self, doi: str | None) -> str | None:
@@ -154,7 +186,7 @@ class IndexEvidence:
             arxiv = canonical_arxiv_id(doi)
             return self.impossible_arxiv_id(arxiv) if arxiv else None
         if "doi_prefixes" in self.covers and prefix not in self.doi_prefixes:
-            return f"doi prefix {prefix} has no registrant in the index's sources"
+            return f"doi prefix {prefix} has no registrant in the index's sources" + self._forced_note("doi_prefixes")
         return None
 
     def impossible_arxiv_id(self, arxiv_id: str | None) -> str | None:
@@ -181,7 +213,8 @@ class IndexEvidence:
             return None  # newer than the dump: cannot tell
         highest = self.arxiv_max.get(key)
         if highest is not None and seq > highest:
-            return f"arXiv id {arxiv_id} is beyond month {key}'s last id ({highest}) in the index's sources"
+            return (f"arXiv id {arxiv_id} is beyond month {key}'s last id ({highest}) in the index's sources"
+                    + self._forced_note("arxiv_ids"))
         return None
 
     def unknown_venue(self, venue: str | None) -> str | None:
@@ -191,7 +224,8 @@ class IndexEvidence:
         keys = venue_name_keys(venue)
         if not keys or venue_key(venue) is not None or keys & self.venues:
             return None
-        return f"venue '{venue}' is in no source of the index (no known venue name or abbreviation)"
+        return (f"venue '{venue}' is in no source of the index (no known venue name or abbreviation)"
+                + self._forced_note("venues"))
 
 
 def merge(evidences: Iterable[IndexEvidence]) -> IndexEvidence | None:
@@ -209,6 +243,7 @@ def merge(evidences: Iterable[IndexEvidence]) -> IndexEvidence | None:
         for key, seq in e.arxiv_max.items():
             out.arxiv_max[key] = max(seq, out.arxiv_max.get(key, 0))
         out.last_month = max(out.last_month, e.last_month)
+        out.forced.update(e.forced)
     return out
 
 

@@ -16,9 +16,11 @@ first kept; never by key, which different papers share. `--merged` writes one li
 record. `--hallmark` takes only entries labelled VALID (`--hallmark-all` for every entry).
 
 `--covers` declares which evidence registries are complete (see index/evidence.py):
-`doi_prefixes` with Crossref's whole data file or OpenAlex's snapshot, `venues` with whole
-dumps of the venues cited (DBLP, Crossref, OpenAlex), `arxiv_ids` with arXiv's snapshot. Only
-declared registries ever make a verifier call a DOI, venue or arXiv id fabricated. The footer
+`doi_prefixes` with Crossref's whole data file or OpenAlex's snapshot, `venues` with a whole
+DBLP or ACL Anthology dump, `arxiv_ids` with arXiv's snapshot. Only declared registries ever
+make a verifier call a DOI, venue or arXiv id fabricated, so a declaration the inputs cannot
+hold (their formats, then the records read) exits 2 naming what is missing and writes nothing;
+`--force-covers` declares it anyway, recorded in the footer and named in every verdict it gives. The footer
 records each dump's SHA-256, size, records read and skipped, and date. Prints one JSON line of
 build stats.
 
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merged", metavar="JSONL", help="write one line per merged record (reason, merged_into)")
     parser.add_argument("--covers", nargs="*", default=[], choices=KINDS,
                         help="evidence registries the dumps hold completely (default: none)")
+    parser.add_argument("--force-covers", action="store_true",
+                        help="declare --covers even for inputs that cannot hold them whole (named in every verdict)")
     parser.add_argument("--no-hash", action="store_true", help="skip the dumps' SHA-256 (a second read of each file)")
     parser.add_argument("--max-record-bytes", type=int, default=MAX_RECORD_BYTES, metavar="N",
                         help=f"skip (and name) any record larger than N bytes (default {MAX_RECORD_BYTES})")
@@ -96,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stats = build_index(sources, args.out, dedupe_doi=not args.keep_duplicates, merged_path=args.merged,
                             covers=args.covers, hash_files=not args.no_hash,
-                            max_record_bytes=args.max_record_bytes, on_skip=name_skip)
-    except ValueError as exc:  # a dump that cannot be read at all (no data files, an unknown format)
+                            max_record_bytes=args.max_record_bytes, on_skip=name_skip, force_covers=args.force_covers)
+    except ValueError as exc:  # a dump that cannot be read at all, or a registry its inputs cannot hold whole
         print(f"build_index: {exc}", file=sys.stderr)
         return 2
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -105,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                       "duplicates_dropped": stats.duplicates_dropped,
                       "merged_by_reason": stats.merged_by_reason, "per_origin": stats.per_origin,
                       "formats": [s.format for s in sources], "covers": args.covers,
+                      "forced": stats.forced,
                       "seconds": round(time.perf_counter() - start, 3), "peak_rss_mb": round(peak_mb, 1)}))
     return 0
 

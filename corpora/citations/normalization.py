@@ -12,8 +12,10 @@ Similarities follow the paper: titles and venues use difflib's SequenceMatcher (
 ratio `2M/(|u|+|v|)`, 0 when either side is empty; a venue equal to the initials of the candidate
 venue scores 1; authors are the Jaccard index of normalized family-name sets, the candidate list
 cut to the first k names when the citation's list is explicitly truncated ("and others" /
-"et al."); year is exact equality. Venue aliases (`VENUE_ALIASES`, `venue_key`, `venues_agree`)
-keep "NeurIPS" and "Advances in Neural Information Processing Systems" one venue. Also here:
+"et al."); year is exact equality. Venue identity (`venue_key`, `venues_agree`) comes from the alias
+table `corpora/data/venue_aliases.toml` over names with "Proceedings of the", ordinals and years
+dropped (`venue_name_key`): "NeurIPS" and "Advances in Neural Information Processing Systems 34",
+"OSDI" and "USENIX Symposium on Operating Systems Design and Implementation" are one venue. Also here:
 `CitationFields`, the structured citation read from BibTeX fields. DOI and arXiv-id canonical
 forms, author-list splitting and family names are re-exported from `storage.bib_identifiers`, the
 project's one implementation (which strips DBLP's homonym numbers such as "Peters 0001").
@@ -23,10 +25,13 @@ from __future__ import annotations
 
 import html
 import re
+import tomllib
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
+from pathlib import Path
 
 from storage.bib_identifiers import (
     canonical_arxiv_id,
@@ -47,9 +52,12 @@ __all__ = [
     "sequence_similarity",
     "split_bibtex_authors",
     "title_similarity",
-    "VENUE_ALIASES",
+    "VenueAlias",
+    "venue_aliases",
     "venue_initials",
     "venue_key",
+    "venue_name_key",
+    "venue_name_keys",
     "venue_similarity",
     "venues_agree",
     "year_similarity",
@@ -187,45 +195,68 @@ class CitationFields:
         )
 
 
-#: Canonical keys for major ML/NLP/CV venues: (key, normalized patterns matched as whole words or
-#: as the full name). Alias-aware venue matching keeps "NeurIPS" and "Advances in Neural Information
-#: Processing Systems" the same venue, as bibtex-updater does for 17 venues (reference 000, G.1.2).
-VENUE_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("neurips", ("neurips", "nips", "neural information processing systems")),
-    ("icml", ("icml", "international conference on machine learning")),
-    ("iclr", ("iclr", "international conference on learning representations")),
-    ("cvpr", ("cvpr", "computer vision and pattern recognition")),
-    ("iccv", ("iccv", "international conference on computer vision")),
-    ("eccv", ("eccv", "european conference on computer vision")),
-    ("aaai", ("aaai",)),
-    ("ijcai", ("ijcai", "international joint conference on artificial intelligence")),
-    ("acl", ("acl", "annual meeting of the association for computational linguistics")),
-    ("emnlp", ("emnlp", "empirical methods in natural language processing")),
-    ("naacl", ("naacl", "north american chapter of the association for computational linguistics")),
-    ("aistats", ("aistats", "artificial intelligence and statistics")),
-    ("uai", ("uai", "uncertainty in artificial intelligence")),
-    ("colt", ("colt", "conference on learning theory")),
-    ("kdd", ("kdd", "knowledge discovery and data mining")),
-    ("www", ("www", "the web conference", "world wide web conference")),
-    ("jmlr", ("jmlr", "j mach learn res", "journal of machine learning research")),
-    ("tmlr", ("tmlr", "trans mach learn res", "transactions on machine learning research")),
-    ("mlj", ("mach learn", "machine learning")),
-    ("tpami", ("tpami", "ieee trans pattern anal mach intell", "pattern analysis and machine intelligence")),
-    ("arxiv", ("arxiv", "corr")),
-)
+#: The venue alias table (data, not code): each venue's names, acronyms and ISO 4 abbreviations, for
+#: ML, vision, NLP, data mining, IR, web, databases, systems, security, HCI, theory and journals.
+VENUE_ALIASES_PATH = Path(__file__).resolve().parents[1] / "data" / "venue_aliases.toml"
+_PARENS = re.compile(r"\(([^()]*)\)")
+_EDITION = re.compile(
+    r"\b(?:\d+(?:st|nd|rd|th)?|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teenth|(?:twent|thirt|fort|fift|sixt|sevent|eight|ninet)(?:y|ieth))\b")
+_PROCEEDINGS = re.compile(r"^(?:in )?(?:proceedings|proc) (?:of )?(?:the )?|\b(?:volume|vol|part) [ivx\d]+\b")
 
 
-def venue_key(venue: str | None) -> str | None:
-    """Canonical key of a known venue ("NeurIPS 2021" -> "neurips"), None for an unknown one."""
+def venue_name_key(venue: str | None) -> str:
+    """A venue's name without what differs between editions: normalised, "proceedings of the",
+    edition numbers and ordinals ("34th", "thirty fourth"), years and volume parts dropped."""
     text = normalize_text(venue)
-    if not text:
-        return None
-    padded = f" {text} "
-    for key, patterns in VENUE_ALIASES:
-        if any(f" {p} " in padded for p in patterns if " " not in p) or any(p in text for p in patterns if " " in p):
-            if key == "mlj" and text not in ("mach learn", "machine learning"):
-                continue  # "machine learning" is part of too many names; only the journal itself
-            return key
+    text = _PROCEEDINGS.sub(" ", text)
+    text = _EDITION.sub(" ", text)
+    return " ".join(text.split())
+
+
+def venue_name_keys(venue: str | None) -> set[str]:
+    """The keys a venue is known by: its name without parenthesised parts, and each parenthesised
+    part ("... Neural Things (NeurThings 2022)" gives the name and "neurthings")."""
+    raw = str(venue or "")
+    keys = {venue_name_key(_PARENS.sub(" ", raw))} | {venue_name_key(p) for p in _PARENS.findall(raw)}
+    return {k for k in keys if k}
+
+
+@dataclass(frozen=True)
+class VenueAlias:
+    """One venue of the alias table: its key and its names as `venue_name_key` writes them."""
+
+    key: str
+    names: tuple[str, ...]
+    """Matched as whole words anywhere in a venue's name."""
+    exact: tuple[str, ...] = ()
+    """Matched only as the whole name (ordinary words, or part of other venues' names)."""
+
+
+@lru_cache(maxsize=1)
+def venue_aliases() -> tuple[VenueAlias, ...]:
+    """The alias table, in file order (the first venue that matches decides)."""
+    with open(VENUE_ALIASES_PATH, "rb") as f:
+        table = tomllib.load(f)
+    return tuple(VenueAlias(key, tuple(venue_name_key(n) for n in entry.get("names", ())),
+                            tuple(venue_name_key(n) for n in entry.get("exact", ())))
+                 for key, entry in table.items())  # fmt: skip
+
+
+@lru_cache(maxsize=65_536)
+def venue_key(venue: str | None) -> str | None:
+    """The identity of a known venue ("NeurIPS 2021", "Advances in Neural Information Processing
+    Systems 34" -> "neurips"; "Proceedings of the 14th USENIX Symposium on Operating Systems Design
+    and Implementation" -> "osdi"), None for a venue the alias table does not know. The name
+    without parenthesised parts decides first, then each part ("... (OSDI 20)")."""
+    raw = str(venue or "")
+    for name in (venue_name_key(_PARENS.sub(" ", raw)), *(venue_name_key(p) for p in _PARENS.findall(raw))):
+        if not name:
+            continue
+        padded = f" {name} "
+        for alias in venue_aliases():
+            if name in alias.exact or any(f" {n} " in padded for n in alias.names):
+                return alias.key
     return None
 
 

@@ -14,7 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from index.build import IndexSource, build_index
-from index.evidence import EVIDENCE_METADATA_KEY, IndexEvidence, venue_name_key
+from index.evidence import (
+    EVIDENCE_METADATA_KEY,
+    IncompleteRegistries,
+    IndexEvidence,
+    registry_gaps,
+    venue_name_key,
+)
 from index.readers import DumpLog, SkippedRecord, dump_files, read_source, sniff_format
 from jobs.build_index import main as build_main
 
@@ -145,7 +151,7 @@ def test_build_records_each_dumps_provenance_and_the_evidence(crossref_dump: Pat
                         encoding="utf-8")
     out = tmp_path / "index.parquet"
     stats = build_index([IndexSource("crossref", str(crossref_dump)), IndexSource("arxiv", str(snapshot))], out,
-                        covers=("doi_prefixes", "arxiv_ids"))
+                        covers=("doi_prefixes", "arxiv_ids"), force_covers=True)  # two-record dumps: not whole
     assert stats.records == 4
     meta = pq.read_metadata(out).metadata
     build = json.loads(meta[b"scrutineer_build"])
@@ -157,7 +163,8 @@ def test_build_records_each_dumps_provenance_and_the_evidence(crossref_dump: Pat
     assert crossref["dump_date"] == "2025-04-02T00:00:00Z"
     assert arxiv["sha256"] == hashlib.sha256(snapshot.read_bytes()).hexdigest() and arxiv["dump_date"] == "2019-01-15"
     assert build["evidence"] == {"covers": ["doi_prefixes", "arxiv_ids"], "doi_prefixes": 3, "venues": 4,
-                                 "arxiv_months": 1}
+                                 "arxiv_months": 1, "forced": stats.forced}
+    assert set(stats.forced) == {"doi_prefixes", "arxiv_ids"} and "crossref (2 records)" in stats.forced["doi_prefixes"]
     evidence = IndexEvidence.from_json(meta[EVIDENCE_METADATA_KEY.encode()])
     assert evidence.doi_prefixes == {"10.1109", "10.18653", "10.48550"}  # arXiv's DataCite prefix comes with its snapshot
     assert evidence.arxiv_max == {"1804": 1234} and evidence.last_month == 201804
@@ -167,12 +174,39 @@ def test_build_records_each_dumps_provenance_and_the_evidence(crossref_dump: Pat
 
 def test_cli_detects_formats_and_declares_coverage(crossref_dump: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "i.parquet"
-    assert build_main(["--out", str(out), "--input", str(crossref_dump), "--covers", "doi_prefixes"]) == 0
+    assert build_main(["--out", str(out), "--input", str(crossref_dump), "--covers", "doi_prefixes",
+                       "--force-covers"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["records"] == 2 and line["formats"] == ["crossref"] and line["covers"] == ["doi_prefixes"]
+    assert "a whole crossref dump" in line["forced"]["doi_prefixes"]
     assert line["peak_rss_mb"] > 0
     with pytest.raises(SystemExit):
         build_main(["--out", str(out), "--input", str(crossref_dump), "--covers", "everything"])
+
+
+def test_a_registry_is_declared_only_from_inputs_that_hold_it_whole(crossref_dump: Path, tmp_path: Path,
+                                                                    capsys) -> None:
+    """Issue 23 item 4: `--covers doi_prefixes venues` on a few BibTeX-like records made real DOI
+    prefixes unregistered and real venues nonexistent."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@inproceedings{a, title={Deep Things}, author={Ada Lovelace}, year={2019}, "
+                   "booktitle={NeurIPS}, doi={10.1109/x.1}}\n", encoding="utf-8")
+    out = tmp_path / "i.parquet"
+    assert build_main(["--out", str(out), "--bibtex", str(bib), "--covers", "doi_prefixes", "venues"]) == 2
+    err = capsys.readouterr().err
+    assert "doi_prefixes complete: needs a whole crossref dump (>= 50,000,000 records) or a whole openalex dump" in err
+    assert "venues complete: needs a whole dblp dump" in err and "the inputs are bibtex" in err
+    assert not out.exists()
+    # the right format is not enough: a 2-record Crossref sample is found out once read, and nothing is written
+    with pytest.raises(IncompleteRegistries, match=r"inputs are crossref \(2 records\)"):
+        build_index([IndexSource("crossref", str(crossref_dump))], out, covers=("doi_prefixes",))
+    assert not out.exists() and not list(tmp_path.glob("i.parquet*"))
+    # a whole dump passes; records of one format in several folders add up; undeclared kinds are never checked
+    assert registry_gaps(("doi_prefixes", "arxiv_ids"), [{"format": "crossref", "records_read": 30_000_000},
+                                                         {"format": "crossref", "records_read": 30_000_000},
+                                                         {"format": "arxiv", "records_read": 2_400_000}]) == {}
+    assert set(registry_gaps(("venues",), [{"format": "openalex", "records_read": 250_000_000}])) == {"venues"}
+    assert registry_gaps((), [{"format": "bibtex"}]) == {}
 
 
 def test_evidence_verdicts_need_a_declaration() -> None:
@@ -237,7 +271,7 @@ def evidence_indexes(crossref_dump: Path, tmp_path: Path) -> tuple[Path, Path]:
     snapshot.write_text(json.dumps(arxiv_paper("1804.01234", "Learning Things")) + "\n", encoding="utf-8")
     sources = [IndexSource("crossref", str(crossref_dump)), IndexSource("arxiv", str(snapshot))]
     declared, undeclared = tmp_path / "declared.parquet", tmp_path / "undeclared.parquet"
-    build_index(sources, declared, covers=("doi_prefixes", "venues", "arxiv_ids"))
+    build_index(sources, declared, covers=("doi_prefixes", "venues", "arxiv_ids"), force_covers=True)
     build_index(sources, undeclared)
     return declared, undeclared
 
@@ -254,6 +288,10 @@ def test_field_match_names_the_registry_that_refutes_an_entry(evidence_indexes: 
     assert out["fake_venue"].detail["decision_path"] == "index_evidence"
     assert out["fake_arxiv"].label == "HALLUCINATED" and "beyond month 1804" in out["fake_arxiv"].reason
     assert out["fake_arxiv"].detail["index_evidence"]["covers"] == ["doi_prefixes", "venues", "arxiv_ids"]
+    # the declaration was forced past the completeness check: every verdict it gives says so
+    for key in ("fake_prefix", "fake_venue", "fake_arxiv"):
+        assert "declared complete by --force-covers" in out[key].reason
+    assert set(out["real"].detail["index_evidence"]["forced"]) == {"doi_prefixes", "venues", "arxiv_ids"}
     plain = _run({"system": "field_match", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
     assert {k: o.label for k, o in plain.items()} == {"real": "VALID", "fake_prefix": "UNCERTAIN",  # an unverified DOI is never VALID
                                                       "real_prefix_unknown_doi": "UNCERTAIN", "fake_venue": "UNCERTAIN",
@@ -265,8 +303,8 @@ def test_doi_only_calls_an_unregistered_prefix_fabricated_offline(evidence_index
     out = _run({"system": "doi_only", "sources": ["offline_index"], "index_path": str(declared)}, EVIDENCE_ITEMS)
     assert out["real"].label == "VALID"
     assert out["fake_prefix"].label == "HALLUCINATED" and out["fake_prefix"].predicted_type == "fabricated_doi"
-    assert out["fake_prefix"].reason == ("DOI 10.99999/things.2019.1: doi prefix 10.99999 has no registrant "
-                                         "in the index's sources")
+    assert out["fake_prefix"].reason.startswith("DOI 10.99999/things.2019.1: doi prefix 10.99999 has no registrant "
+                                                "in the index's sources [doi_prefixes declared complete by --force-covers")
     assert out["real_prefix_unknown_doi"].label == "UNCERTAIN"
     plain = _run({"system": "doi_only", "sources": ["offline_index"], "index_path": str(undeclared)}, EVIDENCE_ITEMS)
     assert plain["fake_prefix"].label == "UNCERTAIN"
