@@ -19,7 +19,11 @@ from tests.helpers.bib_server import BibServer, Fault, start_bib_server
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
-CTX = RunContext(run_id="test", snapshot="2026-05-05")
+def ctx() -> RunContext:
+    """A fresh isolated context per run: its services (and their outage guard) start with no history."""
+    return RunContext(run_id="test", snapshot="2026-05-05")
+
+
 XGBOOST = {"title": "XGBoost: A Scalable Tree Boosting System", "author": "Tianqi Chen and Carlos Guestrin",
            "year": "2016", "booktitle": "KDD", "doi": "10.1145/2939672.2939785"}
 
@@ -50,7 +54,7 @@ def options(server, *names: str, timeout: float = 5.0, guard: OutageGuard | None
 
 
 def run_one(system, entry: Item) -> Output:  # noqa: ANN001
-    (out,) = asyncio.run(system.run([entry], CTX))
+    (out,) = asyncio.run(system.run([entry], ctx()))
     return out
 
 
@@ -69,7 +73,7 @@ def test_doi_only_against_recorded_crossref_and_doi_org(server) -> None:  # noqa
     system = build_system(SystemSpec("doi_only", {"sources": ["doi_org", "crossref"],
                                                   "client_options": options(server, "doi_org", "crossref")}))
     items = [item("real", **XGBOOST), item("fake", **{**XGBOOST, "doi": "10.1145/0000000.9999999"})]
-    out = {o.item_id: o for o in asyncio.run(system.run(items, CTX))}
+    out = {o.item_id: o for o in asyncio.run(system.run(items, ctx()))}
     assert out["real"].label == "VALID" and out["real"].api_sources_queried == ["doi_org", "crossref"]
     assert out["fake"].label == "HALLUCINATED" and "doi_org" in out["fake"].reason  # the registry's own 404
     assert out["real"].api_calls == 2
@@ -89,7 +93,7 @@ def test_server_errors_give_uncertain_with_the_reason(server) -> None:  # noqa: 
 def test_field_match_over_crossref_and_dblp(server) -> None:  # noqa: ANN001
     system = build_system(SystemSpec("field_match", {"sources": ["crossref", "dblp"],
                                                      "client_options": options(server, "crossref", "dblp")}))
-    out = {o.item_id: o for o in asyncio.run(system.run([item("real", **XGBOOST)], CTX))}
+    out = {o.item_id: o for o in asyncio.run(system.run([item("real", **XGBOOST)], ctx()))}
     assert out["real"].label in ("VALID", "UNCERTAIN")
     assert out["real"].label != "HALLUCINATED", out["real"].reason
     assert out["real"].api_sources_queried == ["crossref", "dblp"] and out["real"].api_calls >= 3
@@ -116,7 +120,7 @@ def test_doi_only_marks_outage_sources_only_when_the_answer_depended_on_them(ser
     assert "crossref" not in undecided.reason
     # both answer: a definite verdict, nothing to count
     answered = run_one(system, FAKE)
-    assert answered.label == "HALLUCINATED" and "outage_sources" not in answered.detail
+    assert answered.label == "HALLUCINATED" and "outage_sources" not in answered.detail, answered.reason
     assert outage_count(both_down, resolved, undecided, answered) == 2
 
 

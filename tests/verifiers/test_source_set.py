@@ -39,13 +39,17 @@ def test_not_found_is_absent_and_only_an_outage_is_an_error() -> None:
 
 @pytest.mark.parametrize("error", [KeyError("title"), TypeError("'NoneType' is not subscriptable"),
                                    ParseError("unreadable body", source="crossref"),
-                                   BadRequestError("bad query", source="crossref", status=400),
-                                   CacheMissError("not in frozen cache", source="crossref")])
+                                   BadRequestError("bad query", source="crossref", status=400)])
 def test_a_parse_or_programming_error_is_the_items_failure_not_an_outage(error: Exception) -> None:
     with pytest.raises(SourceFailure) as caught:
         ask(error)
     assert caught.value.reason.startswith(f"crossref doi lookup failed: {type(error).__name__}")
     assert "sources.py:" in caught.value.reason  # the traceback, summarised: where the adapter broke
+
+
+def test_a_replay_without_the_answer_is_skipped_not_an_error_nor_an_outage() -> None:
+    lookup = ask(CacheMissError("not in frozen cache", source="crossref"))
+    assert lookup.status == "skipped" and "not in frozen cache" in lookup.reason
 
 
 def test_an_auth_failure_is_raised_to_stop_the_run() -> None:

@@ -18,7 +18,9 @@ at all and are raised instead:
 
 * `AuthError` (401 / 403: a missing or wrong key) is raised as it is: no item of the run can be
   answered by that source, so the run stops (cluster/runner.py) and run_corpus.py exits 2 naming it;
-* anything else (an unreadable body, a refused request, a frozen-cache miss, a bug in an adapter:
+* a frozen-cache miss (a replayed snapshot that holds no answer) is "skipped": the source was not
+  asked, so it is no evidence either way (UNCERTAIN when nothing else answers), and no outage;
+* anything else (an unreadable body, a refused request, a bug in an adapter:
   `KeyError`, `TypeError`, ...) is a `SourceFailure`: the item is errored with the reason and its
   traceback summarised (`item_failure`), never UNCERTAIN-by-outage, so a resume does not repeat it.
 
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clients.bib_record import BibRecord
-from clients.errors import AuthError, ClientError, NotFoundError, ParseError, is_outage
+from clients.errors import AuthError, CacheMissError, ClientError, NotFoundError, ParseError, is_outage
 from clients.source import BibSource
 from storage.records import Output
 from storage.redaction import redact_text
@@ -79,7 +81,7 @@ TRACEBACK_FRAMES = 3
 
 class SourceFailure(Exception):
     """A lookup that failed for a reason that is neither "not there" nor an outage: an unreadable
-    body, a refused request, a frozen-cache miss or a bug. It is about the item, not the source's
+    body, a refused request or a bug. It is about the item, not the source's
     availability: the item is errored (`item_failure`), and a resumed run keeps it."""
 
     def __init__(self, source: str, kind: str, exc: BaseException) -> None:
@@ -116,6 +118,8 @@ class CountedSource:
             raise  # no item can be answered with these credentials: the run stops, naming the source
         except NotFoundError as exc:
             return Lookup(self.name, kind, "absent", reason=_reason(exc))
+        except CacheMissError as exc:  # a replay holds no answer: the source was not asked, no evidence either way
+            return Lookup(self.name, kind, "skipped", reason=_reason(exc))
         except Exception as exc:  # an outage is no answer; anything else is the item's error, never a "no"
             if is_outage(exc):
                 return Lookup(self.name, kind, "error", reason=_reason(exc))
