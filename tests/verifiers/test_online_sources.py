@@ -19,6 +19,7 @@ from tests.helpers.bib_server import BibServer, Fault, start_bib_server
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
+
 def ctx() -> RunContext:
     """A fresh isolated context per run: its services (and their outage guard) start with no history."""
     return RunContext(run_id="test", snapshot="2026-05-05")
