@@ -6,6 +6,7 @@ and the outage contract: an answer that depended on a failed source is UNCERTAIN
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pyarrow as pa
 import pytest
@@ -19,10 +20,12 @@ from tests.helpers.bib_server import BibServer, Fault, start_bib_server
 from verifiers.registry import SystemSpec, build_system
 from verifiers.system import RunContext
 
+_RUNS = itertools.count()
+
 
 def ctx() -> RunContext:
-    """A fresh isolated context per run: its services (and their outage guard) start with no history."""
-    return RunContext(run_id="test", snapshot="2026-05-05")
+    """A run of its own each time: the outage guard is per run (and process), so no history carries over."""
+    return RunContext(run_id=f"test-{next(_RUNS)}", snapshot="2026-05-05")
 
 
 XGBOOST = {"title": "XGBoost: A Scalable Tree Boosting System", "author": "Tianqi Chen and Carlos Guestrin",
