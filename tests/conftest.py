@@ -61,17 +61,21 @@ def _starts_something(fixturedef: pytest.FixtureDef) -> bool:
     return code is not None and not _STARTERS.isdisjoint(code.co_names)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects and before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     integration = pytest.mark.integration
     for item in items:
-        if item.get_closest_marker("integration"):
-            continue
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        if any(_starts_something(defs[-1]) for name, defs in info.name2fixturedefs.items()
-               if name in item.fixturenames and defs):  # fmt: skip
-            item.add_marker(integration)
+        if not item.get_closest_marker("integration"):
+            info = getattr(item, "_fixtureinfo", None)
+            if info is not None and any(_starts_something(defs[-1]) for name, defs in info.name2fixturedefs.items()
+                                        if name in item.fixturenames and defs):  # fmt: skip
+                item.add_marker(integration)
+        if item.get_closest_marker("integration") or item.get_closest_marker("heavy"):
+            # With `-n 2 --dist loadgroup` (the README's command) one worker runs every test that starts
+            # Ray or a server, one after another against the one session head, while the other worker
+            # runs the unit tests: the tiers overlap instead of adding up, and no test shares the
+            # machine with a second Ray head.
+            item.add_marker(pytest.mark.xdist_group("processes"))
 
 
 class UnmarkedProcessError(RuntimeError):

