@@ -17,6 +17,10 @@ manifest but not hashed, so changing them resumes the run, as does renaming its 
 | paper_reviewer_mechanical               | checker_url, workers, timeout_s              |
 | review_llm_judge, review_nli            | api_key_env                                  |
 
+An identity argument added after runs were recorded is declared `@system(..., added_args=(...))`
+(field_match: `title_strictness`, `year_tolerance`): it is hashed only when set to a value other than
+its default, so a config that leaves it out or writes the default keeps its run id.
+
 A model's `api_base` is hashed: a different server may serve different weights. A source's base
 URL is not: which answers are replayed is decided by the snapshot scope of the response cache.
 """

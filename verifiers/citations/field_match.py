@@ -37,6 +37,17 @@ decided on the path `index_evidence`: a DOI whose prefix no registrant in the du
 agrees with it), an arXiv id beyond its month's range (plausible_fabrication). Each names its
 reason; an index without the declaration never gives one.
 
+Strictness against a matched record is explicit. `title_strictness`: "hallmark" (default) reads
+any word of the cited title changed, added or dropped as `near_miss_title` (a plural, a one-letter
+spelling change, a hyphen written as a space, a dropped "the": HALLMARK's edits), never case,
+punctuation, markup, a hyphen dropped inside a word ("pretraining") or a subtitle dropped after a
+colon or dash; "exact" also flags the dropped subtitle; "lenient" (the rule before) only a word
+replaced by a dissimilar one (`_word_replaced`), so British/American spellings and plurals pass.
+`year_tolerance` (default 1) is how many years a cited year may differ from the record's before it is
+`arxiv_version_mismatch`: a preprint's year and its proceedings' year are both the work's, and
+HALLMARK's own VALID entries cite one paper a year apart. Their cost on correctly re-formatted real
+citations is measured by `bench/bench_reformatted_citations.py` (README).
+
 `local_rules` runs HALLMARK's pre-screening checks first (future year, placeholder authors,
 malformed DOI); turn them off for inputs that carry family names only (CiteIntegrity's structured
 citations), where "bare capitalised token" authors are the format, not a placeholder.
