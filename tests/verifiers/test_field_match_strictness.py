@@ -101,3 +101,31 @@ def test_run_ids_unchanged_when_the_new_arguments_are_unset_or_default() -> None
     assert SystemSpec("field_match", {**args, "title_strictness": "hallmark", "year_tolerance": 1}).config_hash() == before
     assert SystemSpec("field_match", {**args, "title_strictness": "lenient"}).config_hash() != before
     assert SystemSpec("field_match", {**args, "year_tolerance": 0}).config_hash() != before
+
+
+class TwoYears:
+    """A source holding one paper twice, a year apart (an arXiv year and the proceedings' year)."""
+
+    name = "two_years"
+
+    def __init__(self) -> None:
+        from clients.bib_record import Author, BibRecord
+
+        authors = (Author("Zhao", "Chen"), Author("Liu", "Shuming"), Author("Mangalam", "Karttikeya"))
+        title = "Re2TAL: Rewiring Pretrained Video Backbones for Reversible Temporal Action Localization"
+        self.records = [BibRecord(self.name, title, authors, year, "CVPR") for year in (2022, 2023)]
+
+    async def lookup_doi(self, doi: str) -> None:
+        return None
+
+    async def search_title(self, title: str, limit: int = 5) -> list[object]:
+        return self.records[:limit]
+
+
+@pytest.mark.parametrize("year", ["2022", "2023"])
+def test_of_two_equal_titles_the_record_of_the_cited_year_is_compared(year: str) -> None:
+    cited = item("re2tal", title=TwoYears().records[0].title, author="Chen Zhao and Shuming Liu and Karttikeya Mangalam",
+                 year=year, booktitle="CVPR")
+    spec = SystemSpec("field_match", {"sources": [TwoYears()], "closed_world": True, "year_tolerance": 0})
+    out = asyncio.run(build_system(spec).run([cited], CTX))[0]
+    assert out.label == "VALID", out.reason
