@@ -151,11 +151,18 @@ class SystemSpec:
         """Arguments that do not change answers (none known here)."""
         return ()
 
+    def unhashed_defaults(self) -> dict[str, Any]:
+        """Arguments left out of the hash when written at this value (none known here)."""
+        return {}
+
     def config_hash(self) -> str:
         """Hash of what changes the answers: the name and the arguments, less `runtime_arg_names()`
-        (not the label either), so raising concurrency or renaming resumes the run."""
+        (not the label either), so raising concurrency or renaming resumes the run. An argument
+        added to a system after runs were recorded is left out when written at its default
+        (`unhashed_defaults()`), so writing the default explicitly keeps the run id."""
         runtime = set(self.runtime_arg_names())
-        args = {k: v for k, v in self.args.items() if k not in runtime}
+        quiet = self.unhashed_defaults()
+        args = {k: v for k, v in self.args.items() if k not in runtime and not (k in quiet and quiet[k] == v)}
         canonical = json.dumps({"name": self.name, "args": args}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

@@ -17,6 +17,10 @@ manifest but not hashed, so changing them resumes the run, as does renaming its 
 | paper_reviewer_mechanical               | checker_url, workers, timeout_s              |
 | review_llm_judge, review_nli            | api_key_env                                  |
 
+An identity argument added after runs were recorded is declared `@system(..., added_args=(...))`
+(field_match: `title_strictness`, `year_tolerance`): it is hashed only when set to a value other than
+its default, so a config that leaves it out or writes the default keeps its run id.
+
 A model's `api_base` is hashed: a different server may serve different weights. A source's base
 URL is not: which answers are replayed is decided by the snapshot scope of the response cache.
 """
@@ -122,6 +126,14 @@ class SystemEntry:
     accepts: tuple[str, ...] | None = None
     """The item kinds (storage `Item.kind`: citation | paper_copy | review | a plug-in's) the system
     reads; None: any (a wrapper such as `ensemble`, or a plug-in that declares none)."""
+    added_args: tuple[str, ...] = ()
+    """Identity arguments added after runs were recorded: left out of the config hash when written
+    at their default, so a config that writes the default keeps the run id it had without them."""
+
+    def unhashed_defaults(self) -> dict[str, Any]:
+        """`added_args` and their declared defaults."""
+        params = inspect.signature(self.factory).parameters
+        return {n: params[n].default for n in self.added_args if n in params}
 
     def kind_problem(self, item_kinds: Iterable[str]) -> str | None:
         """Why this system cannot read items of these kinds (None when it can)."""
@@ -274,6 +286,10 @@ class SystemSpec(storage_records.SystemSpec):
         entry = SYSTEMS.get(self.name, None)
         return entry.runtime_args if entry is not None else ()
 
+    def unhashed_defaults(self) -> dict[str, Any]:
+        entry = SYSTEMS.get(self.name, None)
+        return entry.unhashed_defaults() if entry is not None else {}
+
     def provenance(self) -> dict[str, Any]:
         """What answered besides the arguments: the offline index's file, hash, size and dumps."""
         index_path = self.args.get("index_path")
@@ -308,15 +324,17 @@ def _index_exists(index_path: str) -> bool:
 
 def system(
     name: str, *, requires: list[Requirement] | tuple[Requirement, ...] = (), description: str = "",
-    runtime_args: tuple[str, ...] = (), accepts: tuple[str, ...] | None = None,
+    runtime_args: tuple[str, ...] = (), accepts: tuple[str, ...] | None = None, added_args: tuple[str, ...] = (),
 ) -> Callable[[SystemFactory], SystemFactory]:
     """Register a system factory under `name`; `runtime_args` names its arguments that do not
-    change answers (left out of run identity); `accepts` the item kinds it reads (None: any)."""
+    change answers (left out of run identity); `accepts` the item kinds it reads (None: any);
+    `added_args` identity arguments added later, hashed only when set to a value other than their
+    default (old configs and ones writing the default keep their run ids)."""
 
     def register(factory: SystemFactory) -> SystemFactory:
         doc = description or next(iter((factory.__doc__ or "").strip().splitlines()), "")
         SYSTEMS.add(name, SystemEntry(name, factory, tuple(requires), doc, tuple(runtime_args),
-                                      None if accepts is None else tuple(accepts)), lazy=False)
+                                      None if accepts is None else tuple(accepts), tuple(added_args)), lazy=False)
         return factory
 
     return register

@@ -37,6 +37,17 @@ decided on the path `index_evidence`: a DOI whose prefix no registrant in the du
 agrees with it), an arXiv id beyond its month's range (plausible_fabrication). Each names its
 reason; an index without the declaration never gives one.
 
+Strictness against a matched record is explicit. `title_strictness`: "hallmark" (default) reads
+any word of the cited title changed, added or dropped as `near_miss_title` (a plural, a one-letter
+spelling change, a hyphen written as a space, a dropped "the": HALLMARK's edits), never case,
+punctuation, markup, a hyphen dropped inside a word ("pretraining") or a subtitle dropped after a
+colon or dash; "exact" also flags the dropped subtitle; "lenient" (the rule before) only a word
+replaced by a dissimilar one (`_word_replaced`), so British/American spellings and plurals pass.
+`year_tolerance` (default 1) is how many years a cited year may differ from the record's before it is
+`arxiv_version_mismatch`: a preprint's year and its proceedings' year are both the work's, and
+HALLMARK's own VALID entries cite one paper a year apart. Their cost on correctly re-formatted real
+citations is measured by `bench/bench_reformatted_citations.py` (README).
+
 `local_rules` runs HALLMARK's pre-screening checks first (future year, placeholder authors,
 malformed DOI); turn them off for inputs that carry family names only (CiteIntegrity's structured
 citations), where "bare capitalised token" authors are the format, not a placeholder.
@@ -48,6 +59,8 @@ taken per decision path from `CONFIDENCE` (override with `confidence=`).
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -82,6 +95,8 @@ from verifiers.system import RunContext
 
 Aggregation = Literal["any_missing", "consensus", "contradiction"]
 AGGREGATIONS = ("any_missing", "consensus", "contradiction")
+TitleStrictness = Literal["hallmark", "lenient", "exact"]
+TITLE_STRICTNESS = ("hallmark", "lenient", "exact")
 
 CONFIDENCE: dict[str, float] = {
     "valid_agreement": 0.90,  # a matched record agrees on every checked field
@@ -147,9 +162,16 @@ class FieldMatchVerifier:
                  absence_quorum: int = 2, closed_world: bool = False, title_threshold: float = 0.90,
                  near_threshold: float = 0.75, author_threshold: float = 0.5,
                  authoritative_doi: Sequence[str] = ("doi_org",), reference_year: int | None = None,
-                 confidence: dict[str, float] | None = None, max_concurrency: int = 8, local_rules: bool = True) -> None:
+                 confidence: dict[str, float] | None = None, max_concurrency: int = 8, local_rules: bool = True,
+                 title_strictness: TitleStrictness = "hallmark", year_tolerance: int = 1) -> None:
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+        if title_strictness not in TITLE_STRICTNESS:
+            raise ValueError(f"title_strictness must be one of {TITLE_STRICTNESS}, got {title_strictness!r}")
+        if year_tolerance < 0:
+            raise ValueError(f"year_tolerance must be 0 or more years, got {year_tolerance!r}")
+        self.title_strictness = title_strictness
+        self.year_tolerance = year_tolerance
         self.name = "field_match"
         self.sources = self.configured_sources = list(sources)
         self.aggregation = aggregation
@@ -184,7 +206,10 @@ class FieldMatchVerifier:
                     sim = max(sim, self.title_threshold)  # the citation drops the subtitle of the DOI's work
                 if sim >= self.title_threshold:
                     view.matches.append(record)
-                if sim >= self.title_threshold and sim > view.match_similarity:
+                if sim >= self.title_threshold and (view.match is None or sim > view.match_similarity or (
+                        sim == view.match_similarity and _year_gap(cited, record) < _year_gap(cited, view.match))):
+                    # of two records with the title, the one of the cited year (a preprint's and its
+                    # proceedings' years differ; both are the work)
                     view.match, view.match_similarity = record, sim
                 elif sim >= self.near_threshold and sim > view.near_similarity:
                     view.near, view.near_similarity = record, sim
@@ -212,6 +237,12 @@ class FieldMatchVerifier:
         if len(cited_set & ref) / len(cited_set | ref) >= self.author_threshold:
             return True, None
         return False, "swapped_authors"
+
+    def _title_changed(self, cited: str | None, reference: str | None) -> bool:
+        """Is the cited title a near miss of the matched record's (see `title_strictness`)?"""
+        if self.title_strictness == "lenient":
+            return self._word_replaced(cited, reference)
+        return _title_edited(cited, reference, allow_subtitle=self.title_strictness == "hallmark")
 
     @staticmethod
     def _word_replaced(cited: str | None, reference: str | None) -> bool:
@@ -260,7 +291,7 @@ class FieldMatchVerifier:
         """`cited` against a matched `record`; the venue against `venue_record` (default `record`: the
         published version when `record` is a preprint with no venue)."""
         findings: list[Finding] = []
-        if self._word_replaced(cited.title, record.title):
+        if self._title_changed(cited.title, record.title):
             findings.append(Finding("near_miss_title", f"title differs by a word from '{record.title}'", "contradiction"))
         authors_ok, author_type = self._authors(cited, record)
         if authors_ok is False:
@@ -269,7 +300,7 @@ class FieldMatchVerifier:
         if venue_ok is False:
             findings.append(Finding(venue_type or "wrong_venue", f"venue '{cited.venue}' vs '{(venue_record or record).venue}'",
                                     "contradiction"))
-        year_ok = None if cited.year is None or record.year is None else abs(cited.year - record.year) <= 1
+        year_ok = None if cited.year is None or record.year is None else abs(cited.year - record.year) <= self.year_tolerance
         if year_ok is False:
             findings.append(Finding("arxiv_version_mismatch", f"year {cited.year} vs {record.year}", "contradiction"))
         if authors_ok is False and (venue_ok is False or year_ok is False):
@@ -488,6 +519,38 @@ def _registry_findings(cited: CitationFields, views: list[SourceView], evidence:
     return findings
 
 
+_INNER_HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011](?=\w)")
+_SUBTITLE_MARK = re.compile(r"\s*(?:[:?!\u2014\u2013]|\s-\s|\.\s)")
+
+
+def _strict_words(title: str | None) -> list[str]:
+    """The title's words once normalized, a hyphenated compound kept one word ("Schema-Variable" ->
+    "schemavariable"), so hyphen <-> space shows as a change while hyphen <-> nothing does not."""
+    return normalize_text(_INNER_HYPHEN.sub("", html.unescape(title or ""))).split()
+
+
+def _main_title(title: str | None) -> list[str] | None:
+    """The words before a subtitle mark (colon, question mark, dash), None when there is none."""
+    parts = _SUBTITLE_MARK.split(title or "", maxsplit=1)
+    return _strict_words(parts[0]) if len(parts) == 2 and normalize_text(parts[1]) else None
+
+
+def _title_edited(cited: str | None, reference: str | None, allow_subtitle: bool) -> bool:
+    """Any word of the cited title changed, added or removed against the record's: a plural, a
+    one-letter spelling change, a hyphen written as a space, a dropped "the" (HALLMARK's
+    near_miss_title). Case, punctuation, markup and a hyphen dropped inside a word never count; with
+    `allow_subtitle` neither does a subtitle the citation drops or adds after a colon or dash."""
+    a, b = _strict_words(cited), _strict_words(reference)
+    if not a or not b or a == b:
+        return False
+    return not (allow_subtitle and (a == _main_title(reference) or b == _main_title(cited)))
+
+
+def _year_gap(cited: CitationFields, record: BibRecord) -> float:
+    """Years between the citation and the record (infinite when either has none)."""
+    return abs(cited.year - record.year) if cited.year is not None and record.year is not None else float("inf")
+
+
 def _has_venue(record: BibRecord) -> bool:
     """The record names a venue other than arXiv (a published version can be checked against it)."""
     return bool((record.venue or "").strip()) and venue_key(record.venue) != "arxiv"
@@ -519,13 +582,14 @@ def _brief(record: BibRecord | None) -> dict[str, Any] | None:
 
 
 @system("field_match", accepts=("citation",), description="HALLMARK six sub-tests over bibliographic sources; absence needs consensus",
-        runtime_args=("max_concurrency", "client_options"))
+        runtime_args=("max_concurrency", "client_options"), added_args=("title_strictness", "year_tolerance"))
 def build_field_match(sources: Sequence[str | BibSource] = ("offline_index",), index_path: str | None = None,
                       aggregation: Aggregation = "contradiction", absence_quorum: int = 2, closed_world: bool = False,
                       title_threshold: float = 0.90, near_threshold: float = 0.75, author_threshold: float = 0.5,
                       authoritative_doi: Sequence[str] = ("doi_org",), reference_year: int | None = None,
                       confidence: dict[str, float] | None = None, client_options: dict[str, Any] | None = None,
-                      max_concurrency: int = 8, local_rules: bool = True) -> FieldMatchVerifier:
+                      max_concurrency: int = 8, local_rules: bool = True,
+                      title_strictness: TitleStrictness = "hallmark", year_tolerance: int = 1) -> FieldMatchVerifier:
     """HALLMARK's field-match verifier over `sources`.
 
     Run identity hashes every argument except the runtime ones, `max_concurrency` and
@@ -535,4 +599,4 @@ def build_field_match(sources: Sequence[str | BibSource] = ("offline_index",), i
     """
     return FieldMatchVerifier(resolve_sources(sources, index_path, client_options), aggregation, absence_quorum,
                               closed_world, title_threshold, near_threshold, author_threshold, authoritative_doi,
-                              reference_year, confidence, max_concurrency, local_rules)
+                              reference_year, confidence, max_concurrency, local_rules, title_strictness, year_tolerance)
