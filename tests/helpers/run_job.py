@@ -37,3 +37,36 @@ def submit_job(dashboard_url: str, config: Path, runtime_env_json: str, env: dic
             break
         time.sleep(2)
     return submitted
+
+
+def run_job_in_process(script: str, *args: str, cwd: Path, monkeypatch, env: dict[str, str] | None = None,
+                       unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`jobs/<script>`'s `main(argv)` in this process, for what is decided before any Ray or server
+    starts (argument and config errors, --list-systems): seconds saved per call, and the unit tier's
+    guard fails the test if the job starts a process after all.
+
+    The job runs in `cwd` with `env` set and `unset` removed; the environment (which the job may
+    extend, e.g. MLflow's retry settings) and the registered secrets are restored afterwards.
+    Returns what `run_job` returns: exit status, stdout, stderr."""
+    import contextlib
+    import importlib
+    import io
+    import os
+    from unittest import mock
+
+    from storage import redaction
+
+    main = importlib.import_module(f"jobs.{Path(script).stem}").main
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(redaction, "_registered", set(redaction._registered))  # registrations end with the test
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        for name in unset:
+            os.environ.pop(name, None)
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help exits 0, a usage error exits 2
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if not isinstance(exc.code, int | None):
+                print(exc.code, file=sys.stderr)
+    return subprocess.CompletedProcess([script, *args], code, out.getvalue(), err.getvalue())

@@ -15,7 +15,7 @@ from corpora.reviews.corpus_io import write_jsonl
 from storage.store import Store
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 from tests.helpers.replay_server import replay_server, server_stats
-from tests.helpers.run_job import run_job
+from tests.helpers.run_job import run_job, run_job_in_process
 from tests.verifiers.review_detectors.review_table import EXPECTED, recording_rules, table
 
 SNAPSHOT = "2026-12-01"
@@ -46,7 +46,6 @@ def test_sample_corpus_is_seeded_and_the_null_control_flags_nothing():
     assert not any(any(o.detail["review"]["sentence_labels"].values()) for o in outputs)
 
 
-@pytest.mark.integration
 def test_config_errors_name_the_field(tmp_path, monkeypatch):
     from audits import get_audit
     from audits.base import configure
@@ -62,8 +61,9 @@ def test_config_errors_name_the_field(tmp_path, monkeypatch):
     assert configure(get_audit("reviews"), load_config(ok)).reviews.path == "/data/shared/rc.jsonl"
     empty = tmp_path / "empty.toml"
     empty.write_text('audit = "reviews"\ntracking_uri = "none"\n[[systems]]\nname = "review_lexical"\n')
-    offline = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1"}  # named before any cluster is reached
-    done = run_job("run_corpus.py", "--config", str(empty), cwd=tmp_path, env=offline, timeout=120)
+    offline = {"RAY_ADDRESS": "127.0.0.1:1"}  # named before any cluster is reached
+    done = run_job_in_process("run_corpus.py", "--config", str(empty), cwd=tmp_path, monkeypatch=monkeypatch,
+                              env=offline)  # fmt: skip
     assert done.returncode == 2 and "[reviews] path" in done.stderr and "Traceback" not in done.stderr
 
 

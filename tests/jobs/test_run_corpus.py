@@ -11,9 +11,7 @@ from cluster.run_config import DEFAULT_CORPUS
 from corpora.citations.hallmark import load_hallmark_jsonl
 from storage.store import Store
 from storage.tracking import SYSTEM_RUNS
-from tests.helpers.run_job import run_job
-
-pytestmark = pytest.mark.integration  # runs jobs/run_corpus.py as a subprocess
+from tests.helpers.run_job import run_job, run_job_in_process
 
 SNAPSHOT = "2026-11-29"
 
@@ -22,6 +20,7 @@ def run_dirs(root):
     return sorted(p for p in root.iterdir() if (p / "manifest.json").exists())
 
 
+@pytest.mark.integration  # runs jobs/run_corpus.py as a subprocess on the session Ray
 def test_default_run_stores_scores_and_tracks(ray_head, tmp_path):
     result = run_job("run_corpus.py", "--snapshot", SNAPSHOT, "--bootstrap", "200", cwd=tmp_path, env=ray_head.env())
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -136,25 +135,21 @@ def test_outputs_on_s3_read_back_with_boto3_and_pyarrow(ray_head, moto_s3, tmp_p
     assert table.equals(first)
 
 
-def test_help_and_list_systems(tmp_path):
-    import os
-
-    helped = run_job("run_corpus.py", "--help", cwd=tmp_path, env=dict(os.environ))
+def test_help_and_list_systems(tmp_path, monkeypatch):
+    helped = run_job_in_process("run_corpus.py", "--help", cwd=tmp_path, monkeypatch=monkeypatch)
     assert helped.returncode == 0
     for flag in ("--config", "--storage", "--tracking-uri", "--workers", "--shard-size", "--list-systems", "exit status"):
         assert flag in helped.stdout
-    listed = run_job("run_corpus.py", "--list-systems", cwd=tmp_path, env=dict(os.environ))
+    listed = run_job_in_process("run_corpus.py", "--list-systems", cwd=tmp_path, monkeypatch=monkeypatch)
     assert listed.returncode == 0
     rows = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines()[1:] if line.strip()}
     assert rows["prescreen"] == "yes" and rows["always_valid"] == "yes"
 
 
-def test_bad_config_names_file_and_field(tmp_path):
-    import os
-
+def test_bad_config_names_file_and_field(tmp_path, monkeypatch):
     config = tmp_path / "bad.toml"
     config.write_text('workers = 0\n[corpus]\npath = "x.jsonl"\n')
-    result = run_job("run_corpus.py", "--config", str(config), cwd=tmp_path, env=dict(os.environ))
+    result = run_job_in_process("run_corpus.py", "--config", str(config), cwd=tmp_path, monkeypatch=monkeypatch)
     assert result.returncode == 2
     assert str(config) in result.stderr and "workers" in result.stderr
 

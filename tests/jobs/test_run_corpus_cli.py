@@ -1,9 +1,11 @@
-"""run_corpus.py catches configuration mistakes before any Ray starts, in seconds, with exit 2."""
+"""run_corpus.py catches configuration mistakes before any Ray starts, in seconds, with exit 2.
+
+Those checks run the job's `main(argv)` in this process (unit tier: the guard fails a test whose job
+starts a process, a server or Ray); what needs a fresh interpreter or a server is `integration`."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,25 +15,30 @@ import pytest
 from cluster.systems_flag import SystemsFlagError, parse_systems_flag
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.ports import free_port
-from tests.helpers.run_job import run_job
-
-pytestmark = pytest.mark.integration  # runs jobs/run_corpus.py as a subprocess
+from tests.helpers.run_job import run_job_in_process
 
 SNAPSHOT = "2026-11-29"
 
 
 def offline_env() -> dict[str, str]:
     """No cluster to reach: a check that happens before Ray cannot depend on one."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    return {**env, "RAY_ADDRESS": f"127.0.0.1:{free_port()}"}  # nothing listens: reaching Ray would fail
+    return {"RAY_ADDRESS": f"127.0.0.1:{free_port()}"}  # nothing listens: reaching Ray would fail
 
 
-def timed(*args: str, cwd, env=None) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.monotonic()
-    done = run_job("run_corpus.py", *args, cwd=cwd, env=env or offline_env(), timeout=60)
-    return done, time.monotonic() - started
+@pytest.fixture
+def timed(monkeypatch):
+    """run_corpus.py's main(argv) in-process in `cwd`, offline: (exit status + output, seconds)."""
+
+    def run(*args: str, cwd, env=None, unset=()) -> tuple[subprocess.CompletedProcess, float]:
+        started = time.monotonic()
+        done = run_job_in_process("run_corpus.py", *args, cwd=cwd, monkeypatch=monkeypatch,
+                                  env={**offline_env(), **(env or {})}, unset=unset)  # fmt: skip
+        return done, time.monotonic() - started
+
+    return run
 
 
+@pytest.mark.integration  # a fresh interpreter: what --help imports
 def test_help_imports_no_heavy_module(tmp_path):
     probe = (
         "import runpy, sys\n"
@@ -49,7 +56,7 @@ def test_help_imports_no_heavy_module(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "HEAVY="
 
 
-def test_missing_system_argument_is_named_before_ray(tmp_path):
+def test_missing_system_argument_is_named_before_ray(tmp_path, timed):
     done, elapsed = timed("--systems", "llm_zero_shot", "--snapshot", SNAPSHOT, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "system 'llm_zero_shot': missing argument 'model'" in done.stderr
@@ -58,13 +65,13 @@ def test_missing_system_argument_is_named_before_ray(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def test_unknown_system_argument_is_named(tmp_path):
+def test_unknown_system_argument_is_named(tmp_path, timed):
     done, _ = timed("--systems", "prescreen:reference_yaer=2020", cwd=tmp_path)
     assert done.returncode == 2
     assert "system 'prescreen': unknown argument 'reference_yaer' (accepted: reference_year)" in done.stderr
 
 
-def test_wrong_argument_value_is_named_before_ray(tmp_path):
+def test_wrong_argument_value_is_named_before_ray(tmp_path, timed):
     """Issue 23 item 7: `closed_world="no"` once passed and ran as true."""
     done, elapsed = timed("--systems", 'field_match:closed_world="no"', "--snapshot", SNAPSHOT, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -87,7 +94,7 @@ def test_systems_flag_takes_arguments_as_toml_or_json_values():
         parse_systems_flag("closed_world=true")
 
 
-def test_valid_system_arguments_pass_validation(tmp_path):
+def test_valid_system_arguments_pass_validation(tmp_path, timed):
     """Accepted arguments get past every check up to reaching Ray (here: nothing listens)."""
     done, _ = timed("--systems", "always_valid:confidence=0.7", cwd=tmp_path)
     assert done.returncode == 2
@@ -101,12 +108,12 @@ def test_valid_system_arguments_pass_validation(tmp_path):
         ("--snapshot", "2026-02-30", "snapshot '2026-02-30' is not a real date"),
     ],
 )
-def test_snapshot_must_be_a_real_date(tmp_path, flag, value, message):
+def test_snapshot_must_be_a_real_date(tmp_path, flag, value, message, timed):
     done, elapsed = timed(flag, value, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and elapsed < 30
 
 
-def test_eval_mode_in_a_config_is_checked(tmp_path):
+def test_eval_mode_in_a_config_is_checked(tmp_path, timed):
     config = tmp_path / "run.toml"
     config.write_text('eval_mode = "lenient"\n')
     done, _ = timed("--config", str(config), cwd=tmp_path)
@@ -114,7 +121,7 @@ def test_eval_mode_in_a_config_is_checked(tmp_path):
     assert str(config) in done.stderr and "eval_mode" in done.stderr and "conservative" in done.stderr
 
 
-def test_resuming_with_another_shard_size_fails_before_ray(tmp_path):
+def test_resuming_with_another_shard_size_fails_before_ray(tmp_path, timed):
     """A run stored with shard size 25, asked again with 50: said before any cluster is reached
     (RAY_ADDRESS points at nothing, so reaching Ray would fail differently)."""
     from cluster.run_config import RunConfig
@@ -135,7 +142,7 @@ def test_resuming_with_another_shard_size_fails_before_ray(tmp_path):
     assert elapsed < 30
 
 
-def test_unreachable_ray_address_fails_in_seconds(tmp_path):
+def test_unreachable_ray_address_fails_in_seconds(tmp_path, timed):
     port = free_port()
     done, elapsed = timed("--systems", "prescreen", "--ray-address", f"127.0.0.1:{port}", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -148,8 +155,8 @@ def test_unreachable_ray_address_fails_in_seconds(tmp_path):
     assert f"RAY_ADDRESS={dashboard}: no Ray dashboard answers there" in done.stderr and elapsed < 20
 
 
-def test_list_systems_says_what_is_missing_in_aligned_columns(tmp_path):
-    done = run_job("run_corpus.py", "--list-systems", cwd=tmp_path, env=offline_env(), timeout=60)
+def test_list_systems_says_what_is_missing_in_aligned_columns(tmp_path, timed):
+    done, _ = timed("--list-systems", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     column = lines[0].index("available")
@@ -164,6 +171,7 @@ def test_list_systems_says_what_is_missing_in_aligned_columns(tmp_path):
     assert all(len(line) >= notes_column for line in lines[1:])
 
 
+@pytest.mark.integration  # starts an HTTP server
 def test_source_probe_decides_availability(monkeypatch):
     """doi_only's default source is probed: a server that answers (any status) is reachable,
     a closed port is not; the answer is cached for the listing."""
@@ -209,19 +217,18 @@ def test_api_key_env_must_be_set(monkeypatch):
     assert json.dumps(reasons).count("missing argument") == 0
 
 
-def test_hosted_model_without_its_key_is_refused_before_ray(tmp_path):
-    env = {k: v for k, v in offline_env().items() if k != "OPENAI_API_KEY"}
-    done, _ = timed("--systems", "llm_zero_shot:model=openai/gpt-4o-mini", cwd=tmp_path, env=env)
+def test_hosted_model_without_its_key_is_refused_before_ray(tmp_path, timed):
+    done, _ = timed("--systems", "llm_zero_shot:model=openai/gpt-4o-mini", cwd=tmp_path, unset=("OPENAI_API_KEY",))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "model openai/gpt-4o-mini needs environment variable OPENAI_API_KEY" in done.stderr
 
 
-def test_list_systems_verbose_splits_identity_from_runtime_arguments(tmp_path):
+def test_list_systems_verbose_splits_identity_from_runtime_arguments(tmp_path, timed):
     """Which arguments make a run's identity (issue 12): runtime ones are listed apart and leave the
     config hash alone, identity ones change it."""
     from verifiers.registry import SystemSpec
 
-    done = run_job("run_corpus.py", "--list-systems", "--verbose", cwd=tmp_path, env=offline_env(), timeout=60)
+    done, _ = timed("--list-systems", "--verbose", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("field_match "))

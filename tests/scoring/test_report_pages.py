@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow.compute as pc
-from mlflow.tracking import MlflowClient
 
 from audits.papers import publish_paper_runs, score_paper_runs
 from scoring.report_context import ReportContext, SystemStatus
@@ -76,6 +75,8 @@ def test_published_paper_report_in_mlflow_is_self_contained_and_states_the_run(t
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     summary = publish_paper_runs(store, runs, verdicts, scored, failed={}, tracking_uri=uri,
                                  experiment="scrutineer/{corpus}", work_dir=tmp_path / "work", elapsed_s=1.0)
+    from mlflow.tracking import MlflowClient  # here, not at collection: importing MLflow costs seconds
+
     client = MlflowClient(tracking_uri=uri)
     for system in summary.systems:
         assert system.tracking_error is None, system.tracking_error
