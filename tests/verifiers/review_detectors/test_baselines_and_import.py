@@ -72,6 +72,7 @@ def test_import_fails_a_review_listed_twice_and_scores_the_others(tmp_path):
     assert by_id["R2"].label == "VALID" and by_id["R2"].error is None
 
 
+@pytest.mark.integration  # a real model on CPU: ~50 s, with the tests that start processes, not the unit tier
 def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_path):
     from tests.helpers.selfhosted import require_selfhosted_model
 
