@@ -65,7 +65,9 @@ def test_collection_marks_tests_whose_fixtures_start_services():
 
     plain, session_ray, own_server = _Item({"tmp_path": tmp_path}), _Item({"ray_session": tmp_path}), _Item({"bib": bib})
     pytest_collection_modifyitems(None, [plain, session_ray, own_server])
-    assert (plain.marks, session_ray.marks, own_server.marks) == ([], ["integration"], ["integration"])
+    # integration, and in the one xdist group that a single worker runs (README: -n 2 --dist loadgroup)
+    assert (plain.marks, session_ray.marks, own_server.marks) == ([], ["integration", "xdist_group"],
+                                                                  ["integration", "xdist_group"])
 
 
 #: Imported only by the tests that use them: each costs a second or more of every collection (issue 25 item 5).
