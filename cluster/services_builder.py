@@ -129,14 +129,16 @@ def build_services(llm: LLMConfig, key: str, snapshot: str = "", *, cache_dir: s
 
 
 def release_services(services: RunServices) -> None:
-    """Release what the run started: the budget actor (its spending stays in the cache directory)
-    and the model actors not marked `keep_alive`."""
+    """Release what the run started: the budget actor (its spending stays in the cache directory),
+    the model actors not marked `keep_alive`, and this process's state of the run (outage guard,
+    open cache handles, source clients), so a second run in the same process starts clean."""
     from cluster.model_actors import stop_model_actor
 
     if services.llm.budget is not None:
         services.llm.budget.kill()
     for backend in services.model_backends:
         stop_model_actor(backend)
+    services.forget_process_state()
 
 
 DRIVER_ANSWERS = "driver-answers"

@@ -111,10 +111,6 @@ class Registry(Mapping[str, T], Generic[T]):
             self.load()
         return name in self._entries
 
-    def has_loaded(self, name: str) -> bool:
-        """Whether `name` is registered already, without running the loader."""
-        return name in self._entries
-
     def names(self) -> list[str]:
         self.load()
         return sorted(self._entries)

@@ -54,3 +54,14 @@ def test_forget_run_drops_one_runs_state_only(tmp_path) -> None:
     assert {k[0] for k in PROCESS_STATE.response_caches} == {k[0] for k in PROCESS_STATE.sources} == {"run-b"}
     assert b.network_calls() == {"crossref": 0}
     PROCESS_STATE.reset()
+
+
+def test_releasing_a_run_drops_its_state_in_this_process() -> None:
+    """What the driver of a real run does at its end (jobs/run_corpus.py -> release_services)."""
+    from cluster.services_builder import release_services
+
+    services = RunServices(run_key="released-run", snapshot="2026-11-01")
+    services.outage_guard()
+    assert "released-run" in PROCESS_STATE.guards
+    release_services(services)
+    assert "released-run" not in PROCESS_STATE.guards
