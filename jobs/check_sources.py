@@ -16,8 +16,11 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 
-from clients.errors import ClientError
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, as every job
+
+from clients.errors import ClientError  # noqa: E402
 from clients.http import HttpOptions
 from clients.http_source import HttpSource
 from clients.retry import RetryPolicy

@@ -37,13 +37,17 @@ import argparse
 import asyncio
 import json
 import random
+import sys
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from clients.llm_request import messages_hash
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, as every job
+
+from clients.llm_request import messages_hash  # noqa: E402
 from storage.jsonl import read_jsonl
 
 FAULT_KINDS = ("429", "quota", "500", "timeout", "cut_body", "truncated", "malformed")

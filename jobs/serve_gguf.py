@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
+from pathlib import Path
 
-from clients.llm_llamacpp import open_http_server
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, as every job
+
+from clients.llm_llamacpp import open_http_server  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
