@@ -27,11 +27,12 @@ from typing import Any
 
 from corpora.loaded_corpus import LoadedCorpus, LoadError
 from corpora.papers.injectors import RULES, Proposal
+from corpora.papers.label_check import label_mismatch
 from corpora.papers.latex_paper import LatexPaper, load_latex_paper
 from corpora.papers.llm_proposer import LLMProposer, ProposalParseError
 from corpora.papers.schedule import paper_rng, severity_schedule
 from corpora.papers.subtypes import ERROR_TYPES, SUBTYPES_PATH, SubType, paper_subtypes
-from corpora.papers.validator import SameMaths, compiles, tex_engine, validate
+from corpora.papers.validator import INVALID_PREFIXES, SameMaths, compiles, tex_engine, validate
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 PAYLOAD_MAIN = "main.tex"
@@ -82,8 +83,11 @@ class PaperCopy:
     invalid_draws: dict[str, int] = field(default_factory=dict)
     """Draws rejected by the meaning check (issue 15), by reason; each was re-drawn."""
     draws: dict[str, int] = field(default_factory=dict)
-    """attempts (every draw validated), invalid (rejected by the meaning check), redrawn (invalid
-    draws in cells a later draw filled), unfilled (invalid draws in cells that ended skipped)."""
+    """attempts (every draw validated), invalid (rejected by the meaning or label check), redrawn (invalid
+    draws in cells a later draw filled), unfilled (invalid draws in cells that ended skipped),
+    substituted (cells filled by another sub-type than the one drawn), stand_ins (of those, by a rule stand-in)."""
+    substituted: list[dict[str, Any]] = field(default_factory=list)
+    """Cells filled by another sub-type than the drawn one: {error_type, severity, drawn, filled_by, stand_in, reason}."""
 
 
 class _CopyBuilder:
@@ -97,14 +101,16 @@ class _CopyBuilder:
         """Draws rejected as no meaningful printed change, by reason (re-drawn; reported in the truth)."""
         self.attempts = 0
 
-    def try_apply(self, proposal: Proposal) -> str | None:
-        """Apply `proposal` if valid; the rejection reason otherwise."""
+    def try_apply(self, proposal: Proposal, subtype: SubType | None = None) -> str | None:
+        """Apply `proposal` if valid (and, given its `subtype`, the error that sub-type names); the
+        rejection reason otherwise."""
         self.attempts += 1
         taken = [(r["file"], r["start"], r["end"]) for r in self.records]
+        check = (lambda p: label_mismatch(self.paper, p, subtype)) if subtype is not None else None
         result = validate(self.files, self.paper.compiled, proposal, taken, self.paper.main_file, self.engine,
-                          self.same_maths)  # fmt: skip
+                          self.same_maths, label_check=check)  # fmt: skip
         if not result.ok:
-            if (result.reason or "").startswith("not a meaningful printed change"):
+            if (result.reason or "").startswith(INVALID_PREFIXES):
                 self.invalid[re.sub(r"'[^']*'", "…", result.reason.split(": ", 1)[1])[:80]] += 1
             return result.reason
         text = self.files[proposal.file]
@@ -138,7 +144,7 @@ async def _inject_one(builder: _CopyBuilder, subtype: SubType, rng, proposer: LL
         order.sort(key=lambda i: cands[i].priority)
         reasons: list[str] = []
         for i in order[:MAX_RULE_CANDIDATES]:
-            reason = builder.try_apply(cands[i])
+            reason = builder.try_apply(cands[i], subtype)
             if reason is None:
                 return builder.records[-1], ""
             reasons.append(reason)
@@ -155,7 +161,7 @@ async def _inject_one(builder: _CopyBuilder, subtype: SubType, rng, proposer: LL
             continue
         except Exception as exc:  # issue 15: a proposer failure skips this cell (recorded), never the corpus
             return None, f"proposer failed: {type(exc).__name__}: {exc}"
-        reason = builder.try_apply(proposal)
+        reason = builder.try_apply(proposal, subtype)
         if reason is None:
             return builder.records[-1], ""
         rejected.append(reason)
@@ -174,6 +180,7 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
         builder = _CopyBuilder(paper, k, engine, same_maths)
         applied: list[tuple[str, str, SubType, dict[str, Any]]] = []
         skipped: list[dict[str, str]] = []
+        substituted: list[dict[str, Any]] = []
         draws = {"attempts": 0, "invalid": 0, "redrawn": 0, "unfilled": 0}
         for error_type in ERROR_TYPES:
             invalid_before = sum(builder.invalid.values())
@@ -184,12 +191,20 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
             rest = [s for s in options if s is not first]
             rng.shuffle(rest)
             rest.sort(key=lambda s: s.mechanism != "rule")
+            # issue 21: a cell no sub-type of its combination fills gets a rule stand-in of the same
+            # type and severity before it is skipped (an LLM sub-type without a proposer, say)
+            stand_ins = reg.stand_ins(error_type, severity)
+            rng.shuffle(stand_ins)
             reasons: list[str] = []
-            for subtype in [first, *rest]:
+            for subtype in [first, *rest, *stand_ins]:
                 record, reason = await _inject_one(builder, subtype, rng, proposer, cache, max_llm_attempts)
                 if record is not None:
                     applied.append((error_type, severity, subtype, record))
                     draws["redrawn"] += sum(builder.invalid.values()) - invalid_before
+                    if subtype is not first:
+                        substituted.append({"error_type": error_type, "severity": severity, "drawn": first.name,
+                                            "filled_by": subtype.name, "stand_in": subtype.stands_in_for is not None,
+                                            "reason": "; ".join(reasons)})  # fmt: skip
                     break
                 reasons.append(f"{subtype.name}: {reason}")
             else:
@@ -202,8 +217,10 @@ async def build_paper_copies(paper: LatexPaper, seed: int, proposer: LLMProposer
                       mechanism=st.mechanism, **record)
             for n, (t, sev, st, record) in enumerate(applied, start=1)
         ]  # fmt: skip
-        draws.update(attempts=builder.attempts, invalid=sum(builder.invalid.values()))
-        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped, dict(builder.invalid), draws))
+        draws.update(attempts=builder.attempts, invalid=sum(builder.invalid.values()), substituted=len(substituted),
+                     stand_ins=sum(s["stand_in"] for s in substituted))  # fmt: skip
+        copies.append(PaperCopy(paper.paper_id, k, builder.files, injections, skipped, dict(builder.invalid), draws,
+                                substituted))  # fmt: skip
     return copies
 
 
@@ -225,6 +242,7 @@ def copy_rows(paper: LatexPaper, copy: PaperCopy, corpus: str, engine: str | Non
     if copy.copy:
         extra["invalid_draws"] = copy.invalid_draws
         extra["draws"] = copy.draws
+        extra["substituted"] = copy.substituted
     item = {"item_id": item_id, "kind": "paper_copy", "corpus": corpus, "split": None,
             "payload_json": json.dumps(payload, sort_keys=True, ensure_ascii=False), "source": str(paper.root)}  # fmt: skip
     truth = {"item_id": item_id, "label": None, "extra_json": json.dumps(extra, sort_keys=True, ensure_ascii=False)}
@@ -263,7 +281,7 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
                         table_from_rows(truth, TRUTH_SCHEMA), errors)  # fmt: skip
 
 
-_CODE = ("audit_corpus.py", "injectors.py", "injectors_core.py", "injectors_math.py", "injectors_numerics.py",
+_CODE = ("audit_corpus.py", "label_check.py", "injectors.py", "injectors_core.py", "injectors_math.py", "injectors_numerics.py",
          "injectors_prose.py", "llm_proposer.py", "schedule.py", "subtypes.py", "validator.py", "latex_paper.py")
 
 

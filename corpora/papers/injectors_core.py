@@ -103,7 +103,10 @@ def binary_operators(content: str, ops: str = "+-") -> list[int]:
     return found
 
 
-SEPARATORS_RE = re.compile(r"=|&|\\\\|\\label|\\tag|\\nonumber|\\notag|,\s*$|\.\s*$|\\quad|\\qquad|\\leq?|\\geq?|<|>|\\approx|\\simeq|\\sim|\\propto")
+# Command names end at a non-letter: `\le` must not match the start of `\left` (issue 21: a term was
+# inserted between `\exp` and its `\left(` argument).
+SEPARATORS_RE = re.compile(r"=|&|\\\\|(?:\\label|\\tag|\\nonumber|\\notag|\\quad|\\qquad|\\leq?|\\geq?|\\approx|\\simeq"
+                           r"|\\sim|\\propto)(?![a-zA-Z])|,\s*$|\.\s*$|<|>")
 
 
 def segment_end(content: str, start: int) -> int:

@@ -150,10 +150,11 @@ def dimensional_absurdity(paper: LatexPaper) -> list[Proposal]:
             continue
         i = eqs[0]
         lhs = content[:i]
-        for a, b in forbidden_regions(lhs):
-            lhs = lhs[:a] + " " * (b - a) + lhs[b:]
+        if forbidden_regions(lhs):  # \\text{NSR}^2 blanked to "^2" is no quantity (issue 21)
+            continue
         lhs = lhs.strip().rstrip("&").strip()
-        if not lhs or len(lhs) > 25 or "&" in lhs or "\\\\" in lhs or "\\label" in lhs:
+        if (not lhs or len(lhs) > 25 or "&" in lhs or "\\\\" in lhs or "\\label" in lhs
+                or not re.match(r"[A-Za-z]|\\[A-Za-z]", lhs) or lhs.count("{") != lhs.count("}") or lhs.count("(") != lhs.count(")")):
             continue
         end = segment_end(content, i + 1)
         rhs = content[i + 1 : end].rstrip()
@@ -208,6 +209,8 @@ def exponent_flip(paper: LatexPaper) -> list[Proposal]:
     for span, content in _equations(paper):
         for m in _EXP_RE.finditer(content):
             body = m.group(1)
+            if body.count("(") or body.count("["):  # "(l-1)" split at its "-" would unbalance the brackets (issue 21)
+                continue
             parts = body.split("-")
             if body.startswith("-") and len(parts) == 2 and parts[1].strip():
                 new = parts[1].strip()

@@ -147,7 +147,56 @@ def notation_drift(paper: LatexPaper) -> list[Proposal]:
     return out
 
 
+# Hedge and scope words and their universal forms (issue 21: rule stand-ins for the LLM sub-types
+# sweeping_generalisation and conditional_claim_drop). Each swap overstates a claim the text qualifies.
+# ("some", "most", "many", "few" are left out: "to some extent", "the most", "as many as", "a few" break.)
+_HEDGES = {"often": "always", "usually": "always", "typically": "always", "generally": "always",
+           "sometimes": "always", "likely": "certain", "suggests": "proves", "suggest": "prove",
+           "indicates": "proves", "indicate": "prove", "approximately": "exactly", "roughly": "exactly",
+           "partially": "fully", "partly": "fully", "rarely": "never"}  # fmt: skip
+# Methodological qualifiers and their opposites (stand-in for methodological_qualifier_drift).
+_QUALIFIERS = {"linear": "nonlinear", "nonlinear": "linear", "parametric": "nonparametric",
+               "nonparametric": "parametric", "supervised": "unsupervised", "unsupervised": "supervised",
+               "stochastic": "deterministic", "deterministic": "stochastic", "local": "global", "global": "local",
+               "discrete": "continuous", "continuous": "discrete", "isotropic": "anisotropic",
+               "anisotropic": "isotropic", "explicit": "implicit", "implicit": "explicit", "sparse": "dense",
+               "dense": "sparse", "univariate": "multivariate", "multivariate": "univariate", "exact": "approximate",
+               "approximate": "exact", "static": "dynamic", "dynamic": "static"}  # fmt: skip
+_CONCLUSION_RE = re.compile(r"(?i)conclu|summary|discussion")
+
+
+def cited_hedge_drop(paper: LatexPaper) -> list[Proposal]:
+    return _word_swaps(paper, _HEDGES, _cite_spans(paper), "scope of a cited claim dropped", lower_only=True)
+
+
+def cited_qualifier_swap(paper: LatexPaper) -> list[Proposal]:
+    return _word_swaps(paper, _QUALIFIERS, _cite_spans(paper), "methodological qualifier of the cited work changed",
+                       lower_only=True)
+
+
+def hedge_to_certainty(paper: LatexPaper) -> list[Proposal]:
+    """Hedge words of the paper's own claims (not in cited sentences); abstract and conclusions first."""
+    idx = paper.index
+    cited = [(c.sentence.file, c.sentence.start, c.sentence.end) for c in idx.citations]
+    starts = sorted((s.file, s.start, title) for s, title in idx.sections)
+    spans = [(rel, 0, len(text)) for rel, text in idx.masked.items()]
+    out = []
+    for p in _word_swaps(paper, _HEDGES, spans, "claim generalised beyond its scope", lower_only=True):
+        pos = paper.files[p.file].find(p.original)
+        if any(f == p.file and a <= pos < b for f, a, b in cited):
+            continue  # a cited claim is the citation sub-types' business
+        heading = [t for f, a, t in starts if f == p.file and a <= pos]
+        in_front = any(a.file == p.file and a.start <= pos < a.end for a in idx.abstract)
+        last = heading[-1] if heading else ""
+        out.append(Proposal(p.file, p.original, p.injected, p.rationale,
+                            0 if in_front or _CONCLUSION_RE.search(last) else 1))  # fmt: skip
+    return out
+
+
 RULES_PROSE = {
+    "cited_hedge_drop": cited_hedge_drop,
+    "cited_qualifier_swap": cited_qualifier_swap,
+    "hedge_to_certainty": hedge_to_certainty,
     "cited_method_swap": cited_method_swap,
     "cited_direction_flip": cited_direction_flip,
     "abstract_polarity_flip": abstract_polarity_flip,

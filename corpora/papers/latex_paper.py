@@ -86,6 +86,22 @@ _INLINE_NUMBER_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:\\%|\^o|\^\{?\\circ\}?)?\s*\Z"
 )
 _URL_RE = re.compile(r"https?://[^\s}]+|\b10\.\d{4,}/[^\s}]+|\b\d{7,}\b")
+# Issue 21: numbers that name a thing (catalogue ids, grant and arXiv numbers, model and data-set
+# names) are not quantities: changing one is no numerical error. A catalogue prefix before the digits
+# (NGC 1234, KIC~1430163, GW150914, J1234+5678, arXiv:2101.00001), digits glued to a name (CIFAR-100,
+# ResNet-50, Multi30k), and dotted codes of three or more parts (22.1.09345.01.2).
+_CATALOGUE = (r"NGC|IC|UGC|PGC|KIC|KOI|TIC|TOI|EPIC|HD|HIP|HR|HAT-P|WASP|Kepler|K2|PSR|SN|SNe|GW|GRB|FRB|SDSS"
+              r"|2MASS|WISE|Gaia|LHS|GJ|Gl|TYC|Abell|ACO|Mrk|Arp|NPR|arXiv|ar[Xx]iv|DOI|ISBN|ISSN|PRPI|CIFAR"
+              r"|MNIST|COCO|VOC|GLUE|SQuAD|ResNet|VGG|GPT|BERT|Llama|LLaMA|T5|O[1-4]|GWTC|No|Nos|Nr|ID|grant|Grant"
+              r"|GRANT|award|Award|contract|Contract|project|Project|survey|Survey|catalog|catalogue|Catalog|Catalogue"
+              r"|Vol|vol|Volume|volume|pp|Part")
+IDENTIFIER_NUMBER_RE = re.compile(
+    rf"(?:\b(?:{_CATALOGUE})\.?[\s~:#-]*|(?<=[A-Za-z])-?|[A-Za-z]-(?=\d))"
+    r"[JB]?\d[\d.,]*(?:[+-]\d+(?:\.\d+)?|/\d+)?[A-Za-z]?"
+    r"|\b[A-Z]\d{2,}(?:[+-]\d+(?:\.\d+)?)?"
+    r"|\b\d+(?:\.\d+){3,}\b"
+)
+_ACKNOWLEDGEMENT_RE = re.compile(r"(?i)\b(?:grants?|funded by|supported (?:in part )?by|awards?|fellowships?)\b")
 
 
 @dataclass(frozen=True)
@@ -635,6 +651,8 @@ class PaperIndex:
         for m in spans(_NAMING_NUMBER_RE.finditer("".join(prose))):
             blank(m.start(), m.end())
         for m in spans(_URL_RE.finditer("".join(prose))):  # URLs, DOIs and catalogue ids are not quantities
+            blank(m.start(), m.end())
+        for m in spans(IDENTIFIER_NUMBER_RE.finditer("".join(prose))):  # names, not quantities (issue 21)
             blank(m.start(), m.end())
         preamble_end = clean.find("\\begin{document}")
         if preamble_end > 0:  # the preamble holds settings and metadata, not prose

@@ -35,6 +35,9 @@ class SubType:
     corpus_variant: str | None = None
     """None: every corpus; "ml": used instead of `variant_of` on ML corpora."""
     variant_of: str | None = None
+    stands_in_for: str | None = None
+    """A rule stand-in for this LLM sub-type of the same type and severity (issue 21): tried only when no
+    sub-type of the combination fills the cell; never drawn itself, never counted among the 2-3."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +53,18 @@ class SubTypeRegistry:
 
     def for_combination(self, error_type: str, severity: str, variant: str | None = None) -> list[SubType]:
         """Sub-types of one (type, severity) for a corpus variant (None = default corpus)."""
-        chosen = [s for s in self.subtypes if s.error_type == error_type and s.severity == severity]
+        chosen = [s for s in self.subtypes if s.error_type == error_type and s.severity == severity
+                  and s.stands_in_for is None]
         if variant is None:
             return [s for s in chosen if s.corpus_variant is None]
         replaced = {s.variant_of for s in chosen if s.corpus_variant == variant}
         return [s for s in chosen if (s.corpus_variant in (None, variant)) and s.name not in replaced]
+
+
+    def stand_ins(self, error_type: str, severity: str) -> list[SubType]:
+        """Rule stand-ins of one (type, severity): the cell's last resort before it is skipped."""
+        return [s for s in self.subtypes if s.error_type == error_type and s.severity == severity
+                and s.stands_in_for is not None]
 
 
 @cache
@@ -68,4 +78,9 @@ def paper_subtypes(path: Path = SUBTYPES_PATH) -> SubTypeRegistry:
             n = len(reg.for_combination(t, sev))
             if not 2 <= n <= 3:
                 raise ValueError(f"{path}: {t} x {sev} has {n} sub-types (want 2 or 3)")
+    for s in subtypes:
+        if s.stands_in_for is not None:
+            target = reg.get(s.stands_in_for)
+            if s.mechanism != "rule" or (target.error_type, target.severity) != (s.error_type, s.severity):
+                raise ValueError(f"{path}: stand-in {s.name} must be a rule of {target.error_type} x {target.severity}")
     return reg

@@ -29,6 +29,10 @@ from corpora.papers.latex_paper import CITE_RE, unprinted_at
 from storage.latex_comments import blank_comments
 
 ENGINES = ("latexmk", "tectonic", "pdflatex")
+MEANINGLESS = "not a meaningful printed change"
+LABEL_MISMATCH = "not the error its type names"
+INVALID_PREFIXES = (MEANINGLESS, LABEL_MISMATCH)
+"""Rejections that make a draw invalid (re-drawn and counted), as opposed to a place that is taken or unique."""
 COMPILE_TIMEOUT_S = 120
 
 
@@ -144,7 +148,8 @@ def meaning_check(text: str, start: int, proposal: Proposal, same_maths: SameMat
 
 def validate(files: dict[str, str], compiled: list[str], proposal: Proposal,
              taken: list[tuple[str, int, int]] = (), main_file: str | None = None,
-             engine: str | None = None, same_maths: SameMaths | None = None) -> ValidationResult:  # fmt: skip
+             engine: str | None = None, same_maths: SameMaths | None = None,
+             label_check: Callable[[Proposal], str | None] | None = None) -> ValidationResult:  # fmt: skip
     """Check `proposal` against the current copy `files` (see the module docstring for the rules).
 
     Args:
@@ -155,6 +160,8 @@ def validate(files: dict[str, str], compiled: list[str], proposal: Proposal,
         main_file: the main file, for the compile check.
         engine: a TeX engine to compile with (None: no compile check).
         same_maths: the maths-equivalence test of `meaning_check` (None: maths not sampled).
+        label_check: why the edit is not the error its sub-type names (`label_check.label_mismatch`
+            bound to the paper and sub-type), or None; a reason rejects the edit (issue 21).
     """
     if proposal.file not in compiled or proposal.file.endswith(".bib"):
         return ValidationResult(False, f"{proposal.file} is not a LaTeX file of the compiled document")
@@ -173,7 +180,9 @@ def validate(files: dict[str, str], compiled: list[str], proposal: Proposal,
             return ValidationResult(False, "edit overlaps an earlier injection of this copy")
     why = meaning_check(text, start, proposal, same_maths)
     if why is not None:
-        return ValidationResult(False, f"not a meaningful printed change: {why}")
+        return ValidationResult(False, f"{MEANINGLESS}: {why}")
+    if label_check is not None and (why := label_check(proposal)) is not None:
+        return ValidationResult(False, f"{LABEL_MISMATCH}: {why}")
     new_text = text[:start] + proposal.injected + text[end:]
     if cite_keys(new_text) != cite_keys(text):
         return ValidationResult(False, "a citation key is added, removed or altered")
