@@ -145,6 +145,7 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
     from checkers.equivalence import same_at_sample_points
     from cluster.services_builder import driver_answers, resolve_cache_dir, run_key
     from corpora.papers.audit_corpus import build_paper_audit_corpus
+    from corpora.papers.corpus_report import HAND_LABELS, corpus_report
     from corpora.papers.llm_proposer import LLMProposer
 
     papers = papers_section(config)
@@ -167,10 +168,20 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
                                           corpus=config.corpus.name or "paper_audit", variant=papers.variant,
                                           check_compile=papers.check_compile,
                                           same_maths=same_at_sample_points)  # fmt: skip
+    # issue 21: a paper folder that cannot be loaded is that paper's failure (named, counted), not the run's
+    report = corpus_report(corpus, HAND_LABELS)
+    for line in report.lines():
+        print(f"[papers] {line}", flush=True)
+    if papers.paths and not corpus.num_items and not papers.errata_repos:
+        raise ValueError("no paper of [papers] paths could be loaded: "
+                         + "; ".join(f"{f['folder']}: {f['reason']}" for f in report.papers_failed))
+    summary = {**corpus.summary, "report": report.as_dict()}
+    corpus.summary = summary
     if papers.errata_repos:  # issue 15: the natural-error track, real errata from the papers' histories
         from corpora.papers.errata import add_natural_track
 
         corpus, scans = add_natural_track(corpus, papers.errata_repos)
+        corpus.summary = corpus.summary or summary
         for paper_id, scan in scans.items():
             print(f"[papers] {paper_id}: {len(scan.errata)} errata in {len(scan.by_commit())} fixing commits "
                   f"({scan.commits_scanned} commits read)", flush=True)

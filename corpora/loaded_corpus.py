@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -39,6 +40,8 @@ class LoadedCorpus:
     items: pa.Table
     truth: pa.Table
     errors: list[LoadError] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    """What the loader reports about the corpus beside its rows (paper audits: `corpus_report`, issue 21)."""
 
     def __post_init__(self) -> None:
         repeated = [i for i, n in Counter(self.items.column("item_id").to_pylist()).items() if n > 1]

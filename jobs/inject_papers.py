@@ -2,8 +2,10 @@
 
 Wiring only: paper folders -> corpora.papers.audit_corpus -> items.parquet + truth.parquet in
 --out, and with --write-copies each copy's sources under <out>/copies/<paper_id>/copy-<k>/.
-Without --model no LLM is used (LLM sub-types fall back to rule sub-types); with --model the
-gateway (clients.llm_gateway.LLMGateway) proposes the LLM sub-types.
+Without --model no LLM is used (LLM sub-types fall back to rule sub-types and rule stand-ins); with
+--model the gateway (clients.llm_gateway.LLMGateway) proposes the LLM sub-types. Prints the corpus
+report (failed papers, missing input files, cells filled/substituted/skipped, hand-checked validity)
+and writes it to <out>/corpus_report.json; a paper folder that cannot be loaded is named and left out.
 
   python jobs/inject_papers.py corpora/samples/papers/example-paper --seed 0 --out runs/papers
 """
@@ -21,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checkers.equivalence import same_at_sample_points  # noqa: E402
 from corpora.papers.audit_corpus import build_paper_audit_corpus  # noqa: E402
+from corpora.papers.corpus_report import HAND_LABELS, corpus_report  # noqa: E402
 from corpora.papers.llm_proposer import LLMProposer  # noqa: E402
 
 
@@ -34,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="gateway model for LLM sub-types (none: rule fallback)")
     p.add_argument("--api-base", default=None)
     p.add_argument("--write-copies", action="store_true")
+    p.add_argument("--labels", type=Path, default=HAND_LABELS,
+                   help="hand labels of injections, for the corpus report's hand-checked validity")
     args = p.parse_args(argv)
     proposer = None
     if args.model:
@@ -52,10 +57,15 @@ def main(argv: list[str] | None = None) -> int:
             for rel, text in payload["files"].items():
                 (base / rel).parent.mkdir(parents=True, exist_ok=True)
                 (base / rel).write_text(text, encoding="utf-8", newline="")
-    n_inj = sum(len(json.loads(r["extra_json"])["injections"]) for r in corpus.truth.to_pylist())
-    n_skip = sum(len(json.loads(r["extra_json"])["skipped"]) for r in corpus.truth.to_pylist())
-    print(f"{corpus.name}@{corpus.version}: {corpus.items.num_rows} copies, {n_inj} injections, {n_skip} skipped -> {args.out}")
-    return 0
+    report = corpus_report(corpus, args.labels)
+    (args.out / "corpus_report.json").write_text(json.dumps(report.as_dict(), indent=1, sort_keys=True), encoding="utf-8")
+    for err in corpus.errors:
+        print(f"[input] {err}", file=sys.stderr)
+    print(f"{corpus.name}@{corpus.version}: {corpus.items.num_rows} copies, {report.injections} injections, "
+          f"{report.cells_skipped} skipped -> {args.out}")
+    for line in report.lines():
+        print(f"  {line}")
+    return 0 if corpus.items.num_rows else 2  # no paper could be loaded: bad input
 
 
 if __name__ == "__main__":

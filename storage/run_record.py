@@ -91,6 +91,8 @@ class ManifestCorpus(_Stored):
     path: str | None = Field(default=None, description="the corpus file or folder as configured")
     items: int | None = None
     unreadable: int | None = Field(default=None, description="entries the loader could not read")
+    summary: dict[str, Any] | None = Field(default=None, description="what the loader reports beside its rows "
+                                           "(paper audits: failed papers, missing inputs, cells filled and skipped)")
 
 
 class ManifestSystem(_Stored):

@@ -260,7 +260,7 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
     # Issue 15: outputs made by other injector code, validator or proposer are another corpus.
     digest.update(injector_code_version().encode() + proposer_config(proposer).encode()
                   + (b"|maths-sampled" if same_maths is not None else b""))
-    papers, errors = _load_papers(paper_dirs)
+    papers, errors, failures = _load_papers(paper_dirs)
     engines = [engine if engine and compiles(p.files, p.main_file, engine) else None for p in papers]
     gate = asyncio.Semaphore(max_concurrent_papers)
 
@@ -277,8 +277,11 @@ async def abuild_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int,
             items.append(item)
             truth.append(t)
     digest.update(SUBTYPES_PATH.read_bytes())
+    for failed in failures["papers_failed"]:  # a folder fixed later is another corpus
+        digest.update(json.dumps(failed, sort_keys=True).encode())
+    summary = {"seed": seed, "papers": len(papers) + len(failures["papers_failed"]), **failures}
     return LoadedCorpus(corpus, digest.hexdigest()[:12], None, table_from_rows(items, ITEM_SCHEMA),
-                        table_from_rows(truth, TRUTH_SCHEMA), errors)  # fmt: skip
+                        table_from_rows(truth, TRUTH_SCHEMA), errors, summary)  # fmt: skip
 
 
 _CODE = ("audit_corpus.py", "label_check.py", "injectors.py", "injectors_core.py", "injectors_math.py", "injectors_numerics.py",
@@ -303,15 +306,19 @@ def proposer_config(proposer: LLMProposer | None) -> str:
     return "proposer:" + json.dumps({"model": model, "params": proposer.params}, sort_keys=True, default=str)
 
 
-def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], list[LoadError]]:
+def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], list[LoadError], dict[str, list]]:
     """One paper per distinct folder; ids are folder names, suffixed `~2`, `~3`... when two folders share one.
 
     A folder listed twice is loaded once (auditing it twice would pay twice for one paper); paths
     the papers name but that were refused, missing, nested too deep or too large are returned as
-    load errors (no item is lost to them).
+    load errors (no item is lost to them). Issue 21: a folder that cannot be loaded (no main file, a
+    refused main file, an unreadable folder) is that paper's failure, not the run's: it is left out,
+    named in the load errors and in `papers_failed`; each `\\input`/`\\include` file that is missing
+    is named (folder, file, line) in `papers_missing_inputs` and the paper is injected from what loaded.
     """
     papers: list[LatexPaper] = []
     errors: list[LoadError] = []
+    failures: dict[str, list] = {"papers_failed": [], "papers_missing_inputs": []}
     seen: dict[Path, str] = {}
     taken: set[str] = set()
     for d in paper_dirs:
@@ -326,12 +333,19 @@ def _load_papers(paper_dirs: Iterable[str | Path]) -> tuple[list[LatexPaper], li
             paper_id = f"{base}~{n}"
         taken.add(paper_id)
         seen[real] = paper_id
-        paper = load_latex_paper(d, paper_id=paper_id)
+        try:
+            paper = load_latex_paper(d, paper_id=paper_id)
+        except (OSError, ValueError) as exc:  # FileNotFoundError: no main file; ValueError: main file refused
+            errors.append(LoadError(str(d), 0, f"paper '{paper_id}' not loaded: {exc}"))
+            failures["papers_failed"].append({"paper": paper_id, "folder": str(d), "reason": str(exc)})
+            continue
         papers.append(paper)
+        failures["papers_missing_inputs"] += [{"paper": paper_id, "folder": str(d), "file": w.file, "line": w.line,
+                                               "missing": w.message} for w in paper.missing_at]  # fmt: skip
         errors.extend(LoadError(str(Path(d) / r.file), r.line, f"'{r.target}' refused: {r.reason}") for r in paper.refused)
         errors.extend(LoadError(str(Path(d) / w.file), w.line, w.message) for w in paper.warnings)
         errors.extend(LoadError(str(Path(d) / rel), 0, why) for rel, why in paper.index.skipped.items())
-    return papers, errors
+    return papers, errors, failures
 
 
 def build_paper_audit_corpus(paper_dirs: Iterable[str | Path], seed: int, proposer: LLMProposer | None = None,

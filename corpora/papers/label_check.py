@@ -8,10 +8,11 @@ find it. An edit is refused here (and re-drawn, counted with the invalid draws) 
 - a citation sub-type edits a sentence the authors speak in ("we", "our"): their own work, not the cited one;
 - a changed number names a thing (catalogue id, grant or arXiv number, model or data-set name, an
   acknowledgement's numbers): `latex_paper.IDENTIFIER_NUMBER_RE`;
-- a changed number sits in a sentence that cites a work and is stated nowhere else in the paper:
-  only the cited work could show it wrong;
-- `table_row_total_mismatch` changes a cell of a table with no total whose value the prose never
-  repeats: nothing in the paper fails to add up;
+- a changed number sits in a sentence that cites a work and is stated nowhere else in the paper
+  (or has under two significant digits, so a match elsewhere is chance): only the cited work could
+  show it wrong;
+- `table_row_total_mismatch` changes a cell of a table with no total row or column whose value
+  (three significant digits or more) the paper never repeats: nothing in the paper fails to add up;
 - `sample_size_disagreement` changes a factor ("a factor of 20"), not a count;
 - a word swap of "above"/"below" where the word points at the text ("discussed above"), not at a value.
 
@@ -59,6 +60,11 @@ def _number_token(text: str, a: int, b: int) -> tuple[int, int] | None:
     while lo < hi and text[lo] in ".,":
         lo += 1
     return (lo, hi) if any(c.isdigit() for c in text[lo:hi]) else None
+
+
+def _significant(number: str) -> int:
+    """Significant digits of a printed number: a round "1000" or a "0" recurs by chance, "1.27" does not."""
+    return len(re.sub(r"\D", "", number).strip("0"))
 
 
 def _sentence(paper: LatexPaper, file: str, a: int, b: int) -> tuple[int, int]:
@@ -121,13 +127,13 @@ def label_mismatch(paper: LatexPaper, proposal: Proposal, subtype: SubType) -> s
             return f"changed number {number!r} names a thing ({m.group(0).strip()!r}), it is no quantity"
     if _ACKNOWLEDGEMENT_RE.search(sentence):
         return f"changed number {number!r} is in an acknowledgement (grant or award), not a result"
-    if cited and not _stated_elsewhere(paper, number, proposal.file, s, e):
+    if cited and (_significant(number) < 2 or not _stated_elsewhere(paper, number, proposal.file, s, e)):
         return (f"changed number {number!r} is attributed to a cited work and stated nowhere else: "
                 "only the cited work could show it wrong")
     if subtype.name == "table_row_total_mismatch":
         table = next((t for t in idx.tables if t.file == proposal.file and t.start <= t0 < t.end), None)
         has_total = table is not None and _TOTAL_CELL_RE.search(text[table.start : table.end])
-        repeated = sum(c.isdigit() for c in number) >= 3 and _stated_elsewhere(
+        repeated = _significant(number) >= 3 and _stated_elsewhere(
             paper, number, proposal.file, *((table.start, table.end) if table else (s, e)))
         if not has_total and not repeated:
             return f"table cell {number!r} changed in a table with no total, its value stated nowhere else"

@@ -177,6 +177,9 @@ class LatexPaper:
     refused: list[Refused] = field(default_factory=list)
     warnings: list[LoadWarning] = field(default_factory=list)
     """Files named but not loaded: missing, nested too deep, over the size cap (each with file and line)."""
+    missing_at: list[LoadWarning] = field(default_factory=list)
+    """Each `\\input`/`\\include`/`\\bibliography` file not found: where it is named (file, line) and the name as
+    the message (issue 21: the paper's error, counted in the corpus report)."""
 
     @cached_property
     def index(self) -> PaperIndex:
@@ -271,6 +274,7 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
     missing: list[str] = []
     refused: list[Refused] = []
     warnings: list[LoadWarning] = []
+    missing_at: list[LoadWarning] = []
     refused_paths: set[str] = set()  # refused once, not again by the fallback scan
 
     def find(rel: str, m: re.Match, name: str, ext: str) -> str | None:
@@ -282,6 +286,7 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
                 refused.append(Refused(rel, line, name.strip(), refusal[1]))
             else:
                 missing.append(name.strip())
+                missing_at.append(LoadWarning(rel, line, name.strip()))
                 warnings.append(LoadWarning(rel, line, f"'{name.strip()}' not found in the paper folder: not loaded"))
         return target
 
@@ -339,7 +344,8 @@ def load_latex_paper(root: str | Path, main_file: str | None = None, paper_id: s
             bibs.remove(rel)
         else:
             files[rel], encodings[rel] = _read(root / rel)
-    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings, refused, warnings)
+    return LatexPaper(paper_id or root.name, root, main, files, compiled, bibs, missing, encodings, refused, warnings,
+                      missing_at)
 
 
 def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:

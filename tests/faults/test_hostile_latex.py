@@ -100,7 +100,7 @@ def test_a_missing_input_is_reported_by_file_and_line(tmp_path):
     (paper_dir / "main.tex").write_text("\\documentclass{article}\n\\begin{document}\nText.\n\\input{gone}\n\\end{document}\n")
     paper = load_latex_paper(paper_dir)
     assert [str(w) for w in paper.warnings] == ["main.tex:4: 'gone' not found in the paper folder: not loaded"]
-    _, errors = _load_papers([paper_dir])
+    _, errors, _ = _load_papers([paper_dir])
     assert [str(e) for e in errors] == [f"{paper_dir / 'main.tex'}:4: 'gone' not found in the paper folder: not loaded"]
 
 
