@@ -150,8 +150,9 @@ def dimensional_absurdity(paper: LatexPaper) -> list[Proposal]:
             continue
         i = eqs[0]
         lhs = content[:i]
-        if forbidden_regions(lhs):  # \\text{NSR}^2 blanked to "^2" is no quantity (issue 21)
-            continue
+        for a, b in forbidden_regions(lhs):
+            lhs = lhs[:a] + " " * (b - a) + lhs[b:]
+        # issue 21: what is left must be a quantity: \\text{NSR}^2 blanked to "^2", \\textrm{BIC}(M) to "(M)" are not
         lhs = lhs.strip().rstrip("&").strip()
         if (not lhs or len(lhs) > 25 or "&" in lhs or "\\\\" in lhs or "\\label" in lhs
                 or not re.match(r"[A-Za-z]|\\[A-Za-z]", lhs) or lhs.count("{") != lhs.count("}") or lhs.count("(") != lhs.count(")")):

@@ -57,7 +57,9 @@ def test_example_and_real_papers_follow_the_contract():
             for rel, text in payload["files"].items():
                 if rel not in touched:
                     assert text == clean["files"][rel]  # untouched files byte-exact
-        assert all(v == 1 for v in combos.values()) and len(combos) >= 11  # each combination at most once
+        # each combination at most once; issue 21: pitching-plates' cited numbers are maths and its cited
+        # method words sit in the authors' own sentences, so a citation cell may stay skipped (counted)
+        assert all(v == 1 for v in combos.values()) and len(combos) >= 10
     windows = [len(i["injected"]) for t in truth.values() for i in t["injections"]]
     assert sorted(widths)[len(widths) // 2] < sorted(windows)[len(windows) // 2]  # narrower than the windows
 
@@ -121,12 +123,16 @@ def _has_general_s2_llm(seed):
 
 @pytest.mark.requires_shared_data
 def test_skipped_injection_has_a_reason():
-    # neural-fingerprints has one display equation: no mathematics S3 rule finds a place
+    # neural-fingerprints has one display equation: no mathematics S3 rule finds a place; issue 21: its
+    # only cited reversal is the authors' own finding, its table cells have no total
     corpus = build_paper_audit_corpus([PAPERS / "neural-fingerprints-2015"], seed=0)
     _, truth = _rows(corpus)
-    skipped = [s for k in (1, 2, 3) for s in truth[f"neural-fingerprints-2015/copy-{k}"]["skipped"]]
-    assert [(s["error_type"], s["severity"]) for s in skipped] == [("mathematics", "S3")]
-    assert "no eligible place in the paper" in skipped[0]["reason"]
+    skipped = {(s["error_type"], s["severity"]): s["reason"] for k in (1, 2, 3)
+               for s in truth[f"neural-fingerprints-2015/copy-{k}"]["skipped"]}  # fmt: skip
+    assert set(skipped) == {("mathematics", "S3"), ("citations", "S3"), ("numerics", "S1")}
+    assert "no eligible place in the paper" in skipped[("mathematics", "S3")]
+    assert "the authors' own work" in skipped[("citations", "S3")]
+    assert "in a table with no total" in skipped[("numerics", "S1")]
 
 
 def test_ml_variant_never_uses_dimensional_absurdity():

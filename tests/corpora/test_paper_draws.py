@@ -27,7 +27,9 @@ def test_draws_are_counted_and_every_invalid_draw_is_redrawn_or_unfilled():
         assert d["redrawn"] + d["unfilled"] == d["invalid"]
         assert d["attempts"] >= len(e["injections"]) + d["invalid"]
         total = {k: total[k] + d[k] for k in total}
-    assert total["invalid"] == 2 and total["redrawn"] == 2 and total["unfilled"] == 0
+    # 2 maths draws, and (issue 21) 1 citation draw in the authors' own sentence, rejected by the label check
+    assert total["invalid"] == 3 and total["redrawn"] == 3 and total["unfilled"] == 0
+    assert sum(n for e in injected for why, n in e["invalid_draws"].items() if "a sentence about the authors" in why) == 1
     rows = {r["metric"]: r["value"] for r in injection_validity_rows(corpus.truth, "r")}
     assert rows["injection_attempts"] == total["attempts"] and rows["injection_invalid_draws"] == total["invalid"]
     assert rows["injection_redrawn"] == total["redrawn"] and rows["injection_unfilled_invalid"] == total["unfilled"]

@@ -6,6 +6,7 @@ import pytest
 
 from corpora.papers.injectors import RULES
 from corpora.papers.latex_paper import REF_RE, load_latex_paper
+from corpora.papers.subtypes import paper_subtypes
 from corpora.papers.validator import validate
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA, require_shared_data
 
@@ -25,7 +26,12 @@ def _valid(paper, proposals):
     return [p for p in proposals if validate(paper.files, paper.compiled, p).ok]
 
 
-@pytest.mark.parametrize("rule", sorted(RULES))
+# Rule stand-ins (issue 21) edit hedge and qualifier words the example paper does not use; they are
+# tested on papers that do (tests/corpora/test_paper_label_check.py) and on the real papers below.
+STAND_IN_RULES = {s.rule for s in paper_subtypes().subtypes if s.stands_in_for}
+
+
+@pytest.mark.parametrize("rule", sorted(set(RULES) - STAND_IN_RULES))
 def test_rule_is_eligible_and_valid_on_the_example(rule):
     proposals = RULES[rule](EXAMPLE)
     assert proposals, f"{rule} finds no place in the example paper"
