@@ -119,13 +119,14 @@ def plan_run(config: RunConfig, corpus: PlannedCorpus, specs: list[SystemSpec], 
     packages = answer_packages()  # versions of the dependencies that change answers (storage/run_record.py)
     runs, tasks = [], []
     ranges = plan_ranges(corpus.num_items, config.shard_size)
+    # what the loader reports beside its rows (inputs it could not load, say), stored only when it reports something
+    summary = {"summary": corpus.summary} if getattr(corpus, "summary", None) else {}
     for spec, run_id in zip(specs, planned_run_ids(config, corpus, specs), strict=True):
         record = RunManifest(
             run_id=run_id,
             schema_version=SCHEMA_VERSION,
             corpus=ManifestCorpus(name=corpus.name, version=corpus.version, split=corpus.split, path=config.corpus.path,
-                                  items=corpus.num_items, unreadable=len(corpus.errors),
-                                  summary=getattr(corpus, "summary", None) or None),
+                                  items=corpus.num_items, unreadable=len(corpus.errors), **summary),
             system=ManifestSystem(**spec.to_dict(), config_hash=spec.config_hash()),
             snapshot=config.snapshot,
             shard_size=config.shard_size,
