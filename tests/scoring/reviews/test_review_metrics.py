@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from corpora.reviews.records import ReviewPrediction, Span
+from corpora.reviews.records import ReviewInjection, ReviewPrediction, Span
 from scoring.reviews import binary_metrics, match_spans, score_reviews, tokenize, type_counts, type_metrics
 from scoring.reviews.detection import undefined_reason
 from scoring.reviews.localization import token_counts
@@ -95,24 +95,60 @@ def test_token_f1_counts_b_and_i_tags_as_positive():
     assert token_counts(tokens, gold, pred) == (3, 2, 2)  # F1 = 6/10
 
 
-def test_greedy_overlap_matching_never_counts_a_gold_span_twice():
-    """Two gold spans and two predictions in one sentence. P1 (tokens 1-5) overlaps G1 by two
-    tokens and G2 by one: it takes G1. P2 (token 2) overlaps only G1, already taken: unmatched."""
+def test_overlap_matching_is_maximum_one_to_one_where_greedy_leaves_a_prediction_unmatched():
+    """Issue 22's case. P1 (tokens 1-5) overlaps G1 (0-2) by two tokens and G2 (5-6) by one; P2
+    (token 2) overlaps only G1. Greedy gives G1 to P1 and leaves P2 unmatched (one match); the
+    maximum one-to-one assignment pairs P1-G2 and P2-G1 (two matches), no gold span counted twice."""
     tokens = tokenize(TEXT)
     gold = [toks(0, 2), toks(5, 6)]
     pred = [toks(1, 5), toks(2, 2)]
-    assert match_spans(tokens, gold, pred, "overlap") == [(0, 0)]
+    assert match_spans(tokens, gold, pred, "overlap") == [(0, 1), (1, 0)]
+    assert match_spans(tokens, gold, pred, "overlap", matching="greedy") == [(0, 0)]
     assert match_spans(tokens, gold, pred, "exact") == []
+    # one prediction overlapping both gold spans still matches only one of them
+    assert len(match_spans(tokens, gold, [toks(0, 6)], "overlap")) == 1
 
 
-def test_greedy_order_is_by_first_token_and_most_shared_tokens():
-    """P_b (tokens 0-6) comes first (earlier first token) and takes G1 (3 shared tokens vs 2);
-    P_a (tokens 5-6) then takes G2, which it matches exactly."""
+def test_overlap_span_f1_is_0_875_with_maximum_matching_where_greedy_gives_0_750():
+    """Pooled over two reviews: the case above (2 predictions, 2 gold) plus a review of six gold
+    spans and six predictions, five of them exact, one elsewhere. 16 spans in all; greedy matches
+    1 + 5 = 6 (2·6/16 = 0.750), the maximum assignment 2 + 5 = 7 (2·7/16 = 0.875)."""
+    tricky = copy_of("r1", "A", [TEXT])
+    words = ["w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13."]
+    other = copy_of("r2", "B", words)
+
+    def word_span(copy, word):
+        at = copy.review_text.index(word + " ") if word + " " in copy.review_text else copy.review_text.index(word)
+        return Span(at, at + len(word))
+
+    gold_tricky = [toks(0, 2), toks(5, 6)]
+    inj_tricky = [ReviewInjection(0, g.start, g.end, "Number", None, "?", TEXT[g.start:g.end], "hand") for g in gold_tricky]
+    gold_words = ["w0", "w2", "w4", "w6", "w8", "w10"]
+    gold_other = [word_span(other, w) for w in gold_words]
+    inj_other = [ReviewInjection(0, g.start, g.end, "Entity", None, "?", w, "hand") for g, w in zip(gold_other, gold_words, strict=True)]
+    pred_other = gold_other[:5] + [word_span(other, "w13")]  # five exact, one on no gold span
+    truths = [truth_of(tricky, *inj_tricky), truth_of(other, *inj_other)]
+    outputs = {
+        "r1": out("r1", ReviewPrediction(True, {0: True}, {0: "Number"}, (toks(1, 5), toks(2, 2)))),
+        "r2": out("r2", ReviewPrediction(True, {0: True}, {0: "Entity"}, tuple(pred_other))),
+    }
+    s = score_reviews(truths, {"r1": tricky, "r2": other}, outputs, n_resamples=20)
+    assert s.value("overlap_span_f1") == pytest.approx(0.875) and s.get("overlap_span_f1").n == 16
+    greedy = sum(len(match_spans(tokenize(c.review_text), g, p, "overlap", matching="greedy"))
+                 for c, g, p in ((tricky, gold_tricky, [toks(1, 5), toks(2, 2)]), (other, gold_other, pred_other)))
+    assert 2 * greedy / 16 == 0.75
+
+
+def test_maximum_matching_breaks_ties_by_shared_tokens():
+    """P_b (tokens 0-6) overlaps both gold spans, P_a (5-6) only G2: two matches either way round
+    only with P_b-G1 and P_a-G2."""
     tokens = tokenize(TEXT)
     gold = [toks(0, 2), toks(5, 6)]
     pred = [toks(5, 6), toks(0, 6)]
     assert match_spans(tokens, gold, pred, "overlap") == [(1, 0), (0, 1)]
     assert match_spans(tokens, gold, pred, "exact") == [(0, 1)]
+    # same number of matches, more shared tokens: P (tokens 0-3) takes G2 (1-3, three tokens) over G1 (0, one)
+    assert match_spans(tokens, [toks(0, 0), toks(1, 3)], [toks(0, 3)], "overlap") == [(0, 1)]
 
 
 def test_overlap_ties_go_to_the_earliest_gold_span():
