@@ -250,3 +250,81 @@ def test_a_prediction_without_spans_is_unanswered_for_task_3_only():
     outputs["r4"] = out("r4", ReviewPrediction(False, {0: False, 1: False}))  # no types, no spans
     s = score_reviews(truths, copies, outputs, n_resamples=20)
     assert s.coverage["unanswered"] == {"span": 1} and s.get("review_accuracy").n == 4
+
+
+# Task 2 oracle vs end to end, Task 3 label-conditioned, unanswered counted as misses ---------------
+
+def test_oracle_typing_scores_every_gold_hallucinated_sentence_apart_from_detection():
+    """r3's Entity sentence was not flagged: end to end it is a miss of Entity (micro 2/3); told it
+    is hallucinated (oracle, fig. 20) the detector types it. r1 right in both settings; the oracle
+    types given to clean sentences (r1's first, r2's) are not scored."""
+    truths, copies, outputs = corpus()
+    r1, r2, r3 = (ReviewPrediction.from_detail(outputs[r].detail["review"]) for r in ("r1", "r2", "r3"))
+    oracle = {"r1": {0: "Hyperbole", 1: "Number"}, "r2": {0: "Entity", 1: "Entity"}, "r3": {0: "Entity", 1: "Temporal"}}
+    for rid, p in (("r1", r1), ("r2", r2), ("r3", r3)):
+        outputs[rid] = out(rid, ReviewPrediction(p.review_hallucinated, p.sentence_labels, p.sentence_types, p.spans,
+                                                 oracle_types=oracle[rid]))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("type_micro_f1") == pytest.approx(2 / 3) and s.value("type_macro_f1") == pytest.approx(0.5)
+    assert s.value("type_oracle_micro_f1") == 1.0 and s.value("type_oracle_macro_f1") == 1.0
+    assert s.get("type_oracle_micro_f1").n == 2 and s.value("type_oracle_f1", "type=Entity") == 1.0
+    # r3 typed Hyperbole, a label never gold: over gold-or-predicted labels (Number 1, Entity 0,
+    # Hyperbole 0) macro = 1/3; over gold labels only (Number, Entity) macro = 1/2; micro 2/(2+1+1)
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, {}, (), oracle_types={0: "Hyperbole"}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("type_oracle_macro_f1") == pytest.approx(1 / 3)
+    assert s.value("type_oracle_macro_f1_gold") == pytest.approx(1 / 2)
+    assert s.value("type_oracle_micro_f1") == pytest.approx(1 / 2)
+    assert "gold support" in s.get("type_oracle_macro_f1_gold").reason
+
+
+def test_a_detector_without_oracle_typing_has_no_oracle_figure_and_is_not_counted_unanswered():
+    truths, copies, outputs = corpus()
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("type_oracle_micro_f1") is None
+    assert "type_oracle" not in s.coverage["unanswered"] and "type_oracle" in s.coverage["tasks_not_answered"]
+    s = score_reviews(truths, copies, outputs, unanswered="negative", n_resamples=20)
+    assert s.value("type_oracle_micro_f1") is None and s.value("lc_token_f1") is None
+
+
+def test_label_conditioned_localisation_reads_the_spans_marked_for_each_gold_type():
+    """fig. 21: asked for a type, the detector marks one sentence. r1 (gold Number "95 percent")
+    marks its whole sentence 1 for Number (6 tokens, 2 gold); r3 (gold Entity "BERT") marks "BERT"
+    for Entity, and a span for Number, which is not a gold type of r3 and is not read.
+    Tokens TP 3, FP 4, FN 0: 6/10. Exact: r3 only, 2·1/4; overlap: both, 2·2/4."""
+    truths, copies, outputs = corpus()
+    r1, r3 = copies["r1"], copies["r3"]
+    bert = truths[2].injections[0]
+    s1 = r1.sentences[1]
+    outputs["r1"] = out("r1", ReviewPrediction(True, {1: True}, label_spans={"Number": (Span(s1.start, s1.end),),
+                                                                             "Entity": (Span(0, 3),)}))
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, label_spans={"Entity": (Span(bert.start, bert.end),),
+                                                                       "Number": (Span(r3.sentences[1].start, r3.sentences[1].end),)}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("lc_token_f1") == pytest.approx(0.6)
+    assert s.value("lc_exact_span_f1") == pytest.approx(0.5) and s.value("lc_overlap_span_f1") == pytest.approx(1.0)
+    assert s.get("lc_overlap_span_f1").n == 4
+    # a span marked for the wrong type does not match: r3's BERT asked as Number only
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, label_spans={"Number": (Span(bert.start, bert.end),)}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("lc_overlap_span_f1") == pytest.approx(2 * 1 / 3)  # r1 matches; r3: 0 predictions, 1 gold
+
+
+def test_a_detector_failing_exactly_on_the_injected_reviews_gets_a_second_figure_counting_them_as_misses():
+    """r1 and r3 (the injected ones) error; r2 and r4 answered clean. Excluded, there is no gold
+    positive left: recall and F1 undefined. Counted as misses: recall 0 and F1 0 over 4 reviews."""
+    truths, copies, _ = corpus()
+    outputs = {"r1": Output("r1", error="parse: x", error_kind="parse"), "r3": Output("r3", error="parse: y", error_kind="parse"),
+               "r2": out("r2", ReviewPrediction(False, {0: False, 1: False}, {}, ())),
+               "r4": out("r4", ReviewPrediction(False, {0: False, 1: False}, {}, ()))}
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("review_recall") is None and s.value("review_f1") is None
+    assert s.value("review_recall_unanswered_as_miss") == 0.0 and s.value("review_f1_unanswered_as_miss") == 0.0
+    assert s.get("review_f1_unanswered_as_miss").n == 4 and s.value("sentence_recall_unanswered_as_miss") == 0.0
+    assert s.value("token_f1_unanswered_as_miss") == 0.0
+    assert s.value("type_oracle_micro_f1_unanswered_as_miss") is None  # a task it never answers stays undefined
+    # with nothing errored the two figures agree
+    truths, copies, outputs = corpus()
+    outputs["r4"] = out("r4", ReviewPrediction(False, {}, {}, ()))
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("sentence_f1_unanswered_as_miss") == s.value("sentence_f1")
