@@ -29,6 +29,12 @@ def test_lexical_baseline_flags_numbers_the_paper_never_states():
     s = score_reviews(truths, {c.review_id: c for c in copies}, {o.item_id: o for o in outputs}, n_resamples=50)
     assert s.value("review_precision") == 1.0 and s.value("review_recall") == pytest.approx(1 / 3)
     assert s.value("exact_span_f1") == pytest.approx(2 * 1 / (1 + 3)) and s.value("type_micro_f1") == pytest.approx(2 / 4)
+    # oracle typing: "Number" for any sentence with a number (R1 s1 right; R3's Entity and R4's
+    # Overgeneralization sentences hold none: no answer, two misses); R2 s0 ("3 hours") typed, not gold
+    assert r1.oracle_types == {1: "Number"} and ReviewPrediction.from_detail(by_id["R2"].detail["review"]).oracle_types == {0: "Number"}
+    assert s.value("type_oracle_micro_f1") == pytest.approx(2 / 4) and s.get("type_oracle_micro_f1").n == 3
+    # label-conditioned: asked for Number, R1's "95.0%" (exact); asked for Entity / Overgeneralization, nothing
+    assert s.value("lc_exact_span_f1") == pytest.approx(2 * 1 / (1 + 3))
 
 
 def test_lexical_baseline_without_paper_text_is_an_input_failure():
