@@ -7,7 +7,11 @@ What is scored, and what is counted beside it (never silently dropped):
 - A review whose output is missing or errored (provider, parse, budget, ...) has no prediction;
   a review whose prediction leaves a task `None` did not answer that task. With
   `unanswered="exclude"` (default) such reviews leave that task's denominator and are counted in
-  `coverage`; with `unanswered="negative"` they count as "nothing hallucinated, no type, no span".
+  `coverage`; with `unanswered="negative"` they count as "nothing hallucinated, no type, no span"
+  (for the tasks the detector answers on some review; a task it never answers, e.g. oracle typing
+  for a detector without it, stays undefined and is listed in `coverage["tasks_not_answered"]`).
+  Whatever the policy, the headline metrics are also given with errored reviews counted as misses
+  (`MISS_METRICS`, named `<metric>_unanswered_as_miss`).
 - A sentence absent from an answered `sentence_labels` dict was not flagged (False).
 - Gold sentence labels: an injected sentence, or `ReviewTruth.sentence_labels[i]` (natural labels).
 
