@@ -49,9 +49,12 @@ if TYPE_CHECKING:
     from scoring.reviews import ReviewScores
     from storage.records import Output
 
-INJECTED_COLUMNS = ("review_f1", "sentence_f1", "type_macro_f1", "token_f1")
+INJECTED_COLUMNS = ("review_f1", "sentence_f1", "type_macro_f1", "token_f1", "type_oracle_macro_f1",
+                    "review_f1_unanswered_as_miss", "sentence_f1_unanswered_as_miss")  # fmt: skip
 NATURAL_COLUMNS = ("segment_precision", "segment_recall", "segment_f1", "segment_mcc")
 _HEADERS = {"review_f1": "revF1", "sentence_f1": "sentF1", "type_macro_f1": "typeF1", "token_f1": "tokF1",
+            "type_oracle_macro_f1": "typeF1or", "review_f1_unanswered_as_miss": "revF1miss",
+            "sentence_f1_unanswered_as_miss": "sentF1miss",
             "segment_precision": "segP", "segment_recall": "segR", "segment_f1": "segF1", "segment_mcc": "segMCC"}  # fmt: skip
 
 
@@ -324,16 +327,18 @@ class ReviewRunSummary(RunSummary):
 
     def _render(self) -> str:
         injected = self.track != "natural"
-        title = ("Review audit (HalluPeer Tasks 1-3): review/sentence detection F1, type macro-F1, token F1"
+        title = ("Review audit (HalluPeer Tasks 1-3): review/sentence detection F1, type macro-F1 end to end, "
+                 "token F1, type macro-F1 oracle (fig. 20), review/sentence F1 with errored reviews as misses"
                  if injected else "Review audit (ReviewCritique segment track): deficient-segment detection")  # fmt: skip
         counts = (("reviews", "num_reviews"), ("scored", "num_scored"), ("errored", "num_errors"))
-        head = f"{'system':<20} " + " ".join(f"{_HEADERS.get(m, m):>7}" for m in self.columns)
+        width = max(7, *(len(_HEADERS.get(m, m)) for m in self.columns))
+        head = f"{'system':<20} " + " ".join(f"{_HEADERS.get(m, m):>{width}}" for m in self.columns)
         head += " " + " ".join(f"{label:>9}" for label, _ in counts) + "  status"
         lines = ["", title, head]
         key = self.columns[2]  # sentence F1 / segment F1: the finest level every detector answers
         ranked = sorted(self.systems, key=lambda s: (s.scored, _number(s.scores.get(key)) or -1.0), reverse=True)
         for s in ranked:
-            cells = " ".join(f"{_fmt(s.scores.get(m) if s.published and s.scored else None):>7}" for m in self.columns)
+            cells = " ".join(f"{_fmt(s.scores.get(m) if s.published and s.scored else None):>{width}}" for m in self.columns)
             tallies = " ".join(f"{s.scores.get(k) or 0:>9}" for _, k in counts)
             lines.append(f"{s.system:<20} {cells} {tallies}  {s.status}")
         return "\n".join(lines + self._footer())

@@ -19,7 +19,10 @@ NaN allowed), `jsonl` (paper_id, paper_text, review_text[, review_id] per line),
 Without --model only the rule injectors run (Number, Temporal, Entity); the six other anchors are
 reported as unavailable. With --model the gateway (clients.llm_gateway.LLMGateway) runs the LLM
 injector for them, and optionally the feasibility check (--llm-check), the LLM equivalence judge
-(--llm-verify) and LLM aspect tags (--llm-aspects). The output is the same for the same inputs,
+(--llm-verify), LLM aspect tags (--llm-aspects) and HalluPeer's meta-review alignment filter
+(--meta-review-filter: an OpenReview export's reviews are kept only when judged aligned with their
+paper's meta-review with high confidence; report.json's `meta_review_filter` counts kept, not
+aligned, low confidence, unjudged and without a meta-review). The output is the same for the same inputs,
 seed and settings (the gateway's response cache, --cache-dir, makes LLM runs replayable).
 
   python jobs/build_review_corpus.py ../shared/data/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl \\
@@ -46,6 +49,7 @@ from corpora.reviews.corpus_io import corpus_tables, write_jsonl  # noqa: E402
 from corpora.reviews.equivalence import EquivalenceVerifier  # noqa: E402
 from corpora.reviews.ingest import MAX_REVIEW_CHARS, load_reviews, retag_aspects  # noqa: E402
 from corpora.reviews.llm_injector import LLMInjector  # noqa: E402
+from corpora.reviews.meta_review import MetaReviewFilter  # noqa: E402
 from corpora.reviews.screening import LLMFeasibilityCheck  # noqa: E402
 from corpora.reviews.taxonomy import TAXONOMY_PATH, load_review_taxonomy  # noqa: E402
 
@@ -76,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-check", action="store_true", help="LLM feasibility check before each LLM injection")
     p.add_argument("--llm-verify", action="store_true", help="LLM equivalence judge after the rule check")
     p.add_argument("--llm-aspects", action="store_true", help="aspect tags from the LLM instead of rules")
+    p.add_argument("--meta-review-filter", action="store_true",
+                   help="keep only reviews --model judges aligned with their meta-review, high confidence (HalluPeer "
+                        "Filter_M; reviews of papers without a meta-review are kept and counted)")
+    p.add_argument("--meta-review-confidence", default="high",
+                   help="comma-separated confidences kept by --meta-review-filter (high, medium, low; default high)")
     p.add_argument("--llm-all-anchors", action="store_true",
                    help="with --model, let the LLM inject Number/Temporal/Entity too (default: their rule injectors)")
     return p
@@ -84,10 +93,15 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     taxonomy = load_review_taxonomy(args.taxonomy, args.taxonomy_extra)
+    if args.meta_review_filter and not args.model:
+        print("--meta-review-filter needs --model (the LLM that judges alignment)", file=sys.stderr)
+        return 2
     sources, errors, warnings, non_utf8_lines = [], [], [], 0
+    meta_reviews: dict[str, str] = {}
     for path in args.inputs:
         result = load_reviews(path, args.format, max_review_chars=args.max_review_chars)
         sources += result.reviews
+        meta_reviews |= result.meta_reviews
         errors += result.errors
         warnings += result.warnings
         non_utf8_lines += result.non_utf8_lines
@@ -98,8 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         gateway = LLMGateway(args.model, api_base=args.api_base, api_key_env=args.api_key_env, cache_dir=args.cache_dir)
         if args.llm_aspects:
             sources = asyncio.run(retag_aspects(sources, LLMAspectTagger(gateway, {"seed": args.seed})))
+    loaded = len(sources)
+    meta_counts = None
+    if args.meta_review_filter:
+        keep = tuple(c.strip() for c in args.meta_review_confidence.split(",") if c.strip())
+        sources, meta_counts = asyncio.run(MetaReviewFilter(gateway, {"seed": args.seed}, keep).filter(sources, meta_reviews))
+        print(f"meta-review filter: {meta_counts.kept} aligned kept, {meta_counts.no_meta_review} without a meta-review "
+              f"kept, {meta_counts.not_aligned} not aligned, {meta_counts.low_confidence} below {'/'.join(keep)} "
+              f"confidence, {meta_counts.unjudged} unjudged (of {loaded})")  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     report: dict = {"inputs": [str(p) for p in args.inputs], "track": args.track, "reviews": len(sources),
+                    "reviews_loaded": loaded, "meta_reviews": len(meta_reviews),
+                    "meta_review_filter": None if meta_counts is None else asdict(meta_counts),
                     "load_errors": [str(e) for e in errors], "warnings": warnings, "non_utf8_lines": non_utf8_lines,
                     "taxonomy": {"name": taxonomy.name, "version": taxonomy.version, "files": list(taxonomy.sources)}}  # fmt: skip
     if args.track == "natural":

@@ -57,6 +57,11 @@ MAX_REVIEW_CHARS = 200_000
 _BOM = b"\xef\xbb\xbf"
 _PAPER_KEYS = ("title", "decision", "body_text")
 
+# OpenReview meta-review notes (invitation's last part) and their free-text fields, in reading order.
+META_REVIEW_INVITATIONS = frozenset({"meta_review", "metareview"})
+META_REVIEW_TEXT_FIELDS = ("metareview", "meta_review", "summary", "justification_for_why_not_higher_score",
+                           "justification_for_why_not_lower_score", "recommendation")  # fmt: skip
+
 # OpenReview free-text review fields, in reading order (ICLR 2019-2024, NeurIPS 2021-2024 forms).
 OPENREVIEW_TEXT_FIELDS = (
     "summary", "summary_of_the_paper", "main_review", "strengths", "weaknesses", "strength_and_weaknesses",
@@ -83,6 +88,8 @@ class IngestResult:
     warnings: list[str] = field(default_factory=list)
     non_utf8_lines: int = 0
     """Lines whose bytes were not UTF-8 (read with U+FFFD in place of the bad bytes, each warned)."""
+    meta_reviews: dict[str, str] = field(default_factory=dict)
+    """Paper (forum) id -> its meta-review text, where the file carries one (OpenReview exports)."""
 
     @property
     def num_sentences(self) -> int:
@@ -320,13 +327,13 @@ def _heading(name: str) -> str:
     return " ".join(w.capitalize() for w in re.split(r"[_\s]+", name.strip("_")) if w)
 
 
-def openreview_review_text(content: dict[str, Any]) -> str:
+def openreview_review_text(content: dict[str, Any], fields: Sequence[str] = OPENREVIEW_TEXT_FIELDS) -> str:
     """The review text of an OpenReview review note's content (v1 or v2)."""
     single = _content_value(content.get("review"))
     if isinstance(single, str) and single.strip():
         return single.strip()
     blocks = []
-    for key in OPENREVIEW_TEXT_FIELDS:
+    for key in fields:
         value = _content_value(content.get(key))
         if isinstance(value, str) and value.strip():
             blocks.append(f"{_heading(key)}:\n{value.strip()}")
@@ -385,6 +392,10 @@ def load_openreview(path: str | Path, paper_texts: dict[str, str] | Callable[[st
             content = note["content"]
             title, abstract = _content_value(content.get("title")), _content_value(content.get("abstract"))
             papers[forum] = (n, "\n\n".join(str(x).strip() for x in (title, abstract) if isinstance(x, str) and x.strip()))
+        elif any(i.rsplit("/", 1)[-1].lower().replace("-", "_") in META_REVIEW_INVITATIONS for i in invitations):
+            text = openreview_review_text(note["content"], META_REVIEW_TEXT_FIELDS)
+            if text:  # the first meta-review of a forum is the one kept
+                out.meta_reviews.setdefault(forum, text)
         elif any("Review" in i and "Meta" not in i for i in invitations):
             text = openreview_review_text(note["content"])
             problem = (None if text else f"no review text in 'content.review' or any of {list(OPENREVIEW_TEXT_FIELDS)}") \

@@ -104,29 +104,46 @@ class ReviewPrediction:
     """What a detector said about one review (stored in `Output.detail["review"]`).
 
     `None` at any level means the detector did not answer that task (not "no hallucination").
+    `sentence_types`: the type of each sentence the detector flagged (Task 2, end to end).
+    `oracle_types`: the type the detector gives a sentence when told it is hallucinated (Task 2's
+    oracle setting, HalluPeer fig. 20), asked of every sentence so the detector stays blind to which
+    are gold; scoring reads the gold-hallucinated ones. `label_spans`: for a hallucination type, the
+    spans the detector marks as that type when asked for it (Task 3's label-conditioned setting,
+    fig. 21), asked for every type; scoring reads the review's gold types.
     """
 
     review_hallucinated: bool | None
     sentence_labels: dict[int, bool] | None = None
     sentence_types: dict[int, str] | None = None
     spans: tuple[Span, ...] | None = None
+    oracle_types: dict[int, str] | None = None
+    label_spans: dict[str, tuple[Span, ...]] | None = None
 
     def to_detail(self) -> dict[str, Any]:
-        return {
+        detail: dict[str, Any] = {
             "review_hallucinated": self.review_hallucinated,
             "sentence_labels": None if self.sentence_labels is None else {str(k): v for k, v in self.sentence_labels.items()},
             "sentence_types": None if self.sentence_types is None else {str(k): v for k, v in self.sentence_types.items()},
             "spans": None if self.spans is None else [[s.start, s.end] for s in self.spans],
         }
+        if self.oracle_types is not None:
+            detail["oracle_types"] = {str(k): v for k, v in self.oracle_types.items()}
+        if self.label_spans is not None:
+            detail["label_spans"] = {k: [[s.start, s.end] for s in v] for k, v in self.label_spans.items()}
+        return detail
 
     @classmethod
     def from_detail(cls, detail: dict[str, Any]) -> ReviewPrediction:
         labels = detail.get("sentence_labels")
         types = detail.get("sentence_types")
         spans = detail.get("spans")
+        oracle, by_label = detail.get("oracle_types"), detail.get("label_spans")
         return cls(
             review_hallucinated=detail.get("review_hallucinated"),
             sentence_labels=None if labels is None else {int(k): bool(v) for k, v in labels.items()},
             sentence_types=None if types is None else {int(k): str(v) for k, v in types.items()},
             spans=None if spans is None else tuple(Span(int(a), int(b)) for a, b in spans),
+            oracle_types=None if oracle is None else {int(k): str(v) for k, v in oracle.items()},
+            label_spans=None if by_label is None else {str(k): tuple(Span(int(a), int(b)) for a, b in v)
+                                                       for k, v in by_label.items()},
         )

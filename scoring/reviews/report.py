@@ -21,30 +21,47 @@ import numpy as np  # noqa: E402
 
 from scoring.report_context import ReportContext  # noqa: E402
 from scoring.report_pages import Figure, ReportPage, Section, with_interval, write_metrics_csv, write_page  # noqa: E402
+from scoring.reviews.review_score import MISS_METRICS, MISS_SUFFIX  # noqa: E402
 
 Rows = Sequence[dict]
 
 INJECTED_HEADLINE = ("review_f1", "review_mcc", "sentence_f1", "sentence_mcc", "type_macro_f1", "token_f1",
                      "exact_span_f1", "overlap_span_f1")  # fmt: skip
+AS_MISS = MISS_METRICS
 NATURAL_HEADLINE = ("segment_precision", "segment_recall", "segment_f1", "segment_mcc")
 
 
 LABELS = {"review_f1": "review-level F1", "review_mcc": "review-level MCC", "sentence_f1": "sentence-level F1",
           "sentence_mcc": "sentence-level MCC", "type_macro_f1": "type macro-F1", "type_micro_f1": "type micro-F1",
           "type_f1": "type F1", "token_f1": "token F1", "exact_span_f1": "exact-span F1",
+          "type_macro_f1_gold": "type macro-F1 (gold labels)", "type_oracle_macro_f1": "oracle type macro-F1",
+          "type_oracle_micro_f1": "oracle type micro-F1", "type_oracle_macro_f1_gold": "oracle type macro-F1 (gold labels)",
+          "type_oracle_f1": "oracle type F1", "lc_token_f1": "label-conditioned token F1",
+          "lc_exact_span_f1": "label-conditioned exact-span F1", "lc_overlap_span_f1": "label-conditioned overlapping-span F1",
+          "review_recall": "review-level recall", "sentence_recall": "sentence-level recall",
           "overlap_span_f1": "overlapping-span F1", "segment_precision": "segment precision",
           "segment_recall": "segment recall", "segment_f1": "segment F1", "segment_mcc": "segment MCC"}
+LABELS |= {m + MISS_SUFFIX: f"{LABELS.get(m, m)}, unanswered as miss" for m in AS_MISS}
 """Readable column names for the metric keys of review_metrics.csv."""
 
 GLOSSARY = (
     ("review-level F1 / MCC", "does the detector flag a review that holds an injected hallucination (F1 on the "
                               "hallucinated class; MCC: -1 to 1, 0 = chance)."),
     ("sentence-level F1 / MCC", "the same per sentence: is the flagged sentence one that holds an injection."),
-    ("type macro-F1 / micro-F1", "Task 2: on gold-hallucinated sentences, the anchor type the detector names; "
-                                 "macro averages the types equally, micro pools the sentences."),
+    ("type macro-F1 / micro-F1", "Task 2 end to end: on gold-hallucinated sentences, the anchor type the detector "
+                                 "gave the ones it flagged (an unflagged one is a miss); macro averages the types "
+                                 "gold or predicted equally, micro pools the sentences."),
+    ("type macro-F1 (gold labels)", "macro-F1 averaged over the types present in the truth only."),
+    ("oracle type macro-F1 / micro-F1", "Task 2 as the paper sets it (fig. 20): every gold-hallucinated sentence "
+                                        "typed by the detector told it is hallucinated; detection does not enter."),
     ("type F1", "F1 of one anchor type (n/a: the type was neither in the truth nor said)."),
     ("token F1", "Task 3: overlap of flagged tokens with the injected span's tokens."),
-    ("exact-span F1 / overlapping-span F1", "a flagged span counts when it equals / overlaps an injected span."),
+    ("exact-span F1 / overlapping-span F1", "a flagged span counts when it equals / overlaps an injected span; "
+                                            "one-to-one maximum matching, no injected span counted twice."),
+    ("label-conditioned", "Task 3 as the paper sets it (fig. 21): asked for each type the review holds, the span "
+                          "the detector marks; matched against that type's injected spans."),
+    ("as miss", "the same figure with every review the detector failed on (error, parse failure, no output) "
+                "counted as 'said nothing', beside the figure that leaves them out."),
     ("segment precision / recall / F1 / MCC", "ReviewCritique track: a segment an expert marked deficient is a "
                                               "positive; the detector's flagged segments against them."),
     ("95% CI", "paper-level bootstrap interval (papers resampled, not sentences)."),
@@ -154,12 +171,23 @@ def _sections(rows: Rows, track: str) -> list[tuple[str, str, tuple[list[str], l
         return [
             ("Task 1: detection", "Review- and sentence-level detection of injected hallucinations "
              "(value [paper-bootstrap 95% interval]).", _table(rows, INJECTED_HEADLINE[:4])),
-            ("Task 2: type classification", "On gold-hallucinated sentences: macro/micro F1 and F1 per anchor.",
-             _table(rows, ["type_macro_f1", "type_micro_f1"])),
-            ("Task 2 per anchor", "F1 of each anchor (n/a: neither gold nor said).",
-             _table(rows, ["type_f1"], _strata(rows, "type="))),
-            ("Task 3: localization", "Token F1 and exact / overlapping span F1 against the injected spans.",
-             _table(rows, ["token_f1", "exact_span_f1", "overlap_span_f1"])),
+            ("Task 2: type classification, oracle setting (the paper's)", "Every gold-hallucinated sentence, typed "
+             "by the detector told it is hallucinated (fig. 20): macro-F1 over types gold or predicted and over "
+             "gold types only, micro-F1.",
+             _table(rows, ["type_oracle_macro_f1", "type_oracle_macro_f1_gold", "type_oracle_micro_f1"])),
+            ("Task 2: type classification, end to end", "On gold-hallucinated sentences, the type given to those "
+             "the detector flagged (an unflagged one is a miss).",
+             _table(rows, ["type_macro_f1", "type_macro_f1_gold", "type_micro_f1"])),
+            ("Task 2 per anchor", "F1 of each anchor, oracle then end to end (n/a: neither gold nor said).",
+             _table(rows, ["type_oracle_f1", "type_f1"], _strata(rows, "type="))),
+            ("Task 3: localization", "Token F1 and exact / overlapping span F1 of the detection answer's spans "
+             "against the injected spans.", _table(rows, ["token_f1", "exact_span_f1", "overlap_span_f1"])),
+            ("Task 3: label-conditioned localization", "Asked for each type the review holds (fig. 21), the span "
+             "marked, against that type's injected spans.",
+             _table(rows, ["lc_token_f1", "lc_exact_span_f1", "lc_overlap_span_f1"])),
+            ("Unanswered reviews counted as misses", "The headline figures again with every review the detector "
+             "failed on counted as 'said nothing' (the tables above leave such reviews out of the denominator "
+             "under `unanswered = \"exclude\"`).", _table(rows, [m + MISS_SUFFIX for m in AS_MISS])),
         ]  # fmt: skip
     return [
         ("Deficient-segment detection", "ReviewCritique track: every segment an expert marked deficient is a "

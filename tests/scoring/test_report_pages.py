@@ -117,3 +117,51 @@ def test_an_interval_is_marked_only_when_n_is_small():
     assert with_interval(0.5, 0.4, 0.6, 10) == "0.500 [0.400, 0.600]"
     assert with_interval(0.5, None, None, 3) == "0.500"  # no interval, nothing to warn about
     assert with_interval(float("nan"), 0.1, 0.2, 50) == "n/a"
+
+
+def test_published_review_report_in_mlflow_is_self_contained_and_names_both_task_settings(tmp_path):
+    """The review audit's page as MLflow serves it: figures embedded (no sibling file needed),
+    snapshot, code revision, completeness, glossary, and Task 2's oracle and end-to-end settings,
+    Task 3's label-conditioned setting and the unanswered-as-miss figures under their own names."""
+    import asyncio
+
+    from audits.reviews import publish_review_runs, score_review_runs
+    from corpora.reviews.corpus_io import corpus_tables
+    from tests.verifiers.review_detectors.review_table import items_of, table
+    from verifiers.registry import SystemSpec, build_system
+    from verifiers.system import RunContext
+
+    store = Store(str(tmp_path / "runs"))
+    copies, truths = table()
+    items, truth = corpus_tables(copies, truths, "reviews")
+    outputs = asyncio.run(build_system(SystemSpec("review_lexical")).run(items_of(copies), RunContext("r", SNAPSHOT)))
+    run_id = f"reviews@v1__review_lexical__{SNAPSHOT}"
+    manifest = store.open_run(run_id, {
+        "run_id": run_id, "corpus": {"name": "reviews", "version": "v1", "items": len(copies)}, "snapshot": SNAPSHOT,
+        "code_revision": REVISION, "system": {"name": "review_lexical", "label": "review_lexical", "args": {},
+                                              "config_hash": "h"}, "shard_size": 10})  # fmt: skip
+    store.write_table(run_id, "items", items)
+    store.write_table(run_id, "truth", truth)
+    store.write_shard(run_id, 0, table_from_rows([o.to_row(run_id, "review_lexical", 0) for o in outputs], OUTPUT_SCHEMA))
+    runs = [StoredRun(run_id, "review_lexical", manifest)]
+    scored = score_review_runs(store, runs, failed={}, bootstrap=50)
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    summary = publish_review_runs(store, runs, scored, failed={}, tracking_uri=uri, experiment="scrutineer/{corpus}",
+                                  work_dir=tmp_path / "work", elapsed_s=1.0)  # fmt: skip
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    (system,) = summary.systems
+    assert system.tracking_error is None, system.tracking_error
+    pages = [f.path for f in client.list_artifacts(system.mlflow_run_id, "report") if f.path.endswith(".html")]
+    assert pages == ["report/review_report.html"]
+    local = Path(client.download_artifacts(system.mlflow_run_id, pages[0], str(tmp_path / "dl")))
+    page = assert_self_contained_and_stated(local.read_text(), completeness="complete: every system answered every item")
+    assert len(page.sources) == 2
+    assert {"oracle type macro-F1", "type macro-F1", "label-conditioned token F1",
+            "review-level F1, unanswered as miss"} <= set(page.texts)  # fmt: skip
+    assert "Task 2: type classification, oracle setting (the paper's)" in page.texts
+    assert "oracle type macro-F1 / micro-F1" in page.texts  # in the glossary
+    # the MLflow run carries both Task 2 figures as metrics, under their own names
+    logged = client.get_run(system.mlflow_run_id).data.metrics
+    assert {"type_oracle_micro_f1", "type_micro_f1", "review_f1_unanswered_as_miss"} <= set(logged)

@@ -1,5 +1,11 @@
-"""BM25 evidence from the reviewed paper (HalluPeer §5.2: "BM25-based retrieval over the source
-paper to obtain a compact evidence context"), with the maintained `bm25s` package.
+"""Evidence from the reviewed paper, in the three settings of HalluPeer (§5.2, appendix E.1.1,
+table 8): `bm25` ("BM25-based retrieval over the source paper to obtain a compact evidence
+context", the default, with the maintained `bm25s` package), `lcs` ("the top-1 paper chunk
+containing the Longest Common Subsequence with the target review sentence": word-level LCS by
+rapidfuzz's `LCSseq` over lower-cased word tokens, ties to the earlier chunk) and `full_paper`
+("No-Retrieval": the whole paper text, up to `max_chars`, cut at a word with a marker saying so).
+For a whole-review query (review mode, the figure-21 localisation prompt) `lcs` gives each
+sentence's top-1 chunk, each chunk once, in paper order.
 
 The paper text is cut into windows of `chunk_words` whitespace words overlapping by `overlap`
 words (the paper does not publish its chunking); chunks and queries are tokenised by `bm25s` with
@@ -10,10 +16,18 @@ which the prompts show as such rather than padding with unrelated chunks.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["EvidenceChunk", "PaperEvidence", "EvidenceCache"]
+__all__ = ["EVIDENCE_MODES", "EvidenceChunk", "PaperEvidence", "EvidenceCache", "EvidenceMode"]
+
+EvidenceMode = Literal["bm25", "lcs", "full_paper"]
+EVIDENCE_MODES: tuple[str, ...] = EvidenceMode.__args__  # type: ignore[attr-defined]
+FULL_PAPER_MAX_CHARS = 200_000  # about 50k tokens: the paper's "full paper content" within a long-context model
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,9 @@ class PaperEvidence:
         import bm25s  # optional dependency of the review detectors only
 
         self._bm25s = bm25s
+        self.paper_text = paper_text
         self.chunks = chunk_words(paper_text, chunk_size, overlap)
+        self._chunk_words: list[list[str]] | None = None
         self._index = None
         if self.chunks:
             tokens = bm25s.tokenize(self.chunks, stopwords="en", show_progress=False)
@@ -55,6 +71,46 @@ class PaperEvidence:
         ids, scores = self._index.retrieve(words, k=min(k, len(self.chunks)), show_progress=False)
         return [EvidenceChunk(int(i), self.chunks[int(i)], float(s))
                 for i, s in zip(ids[0], scores[0], strict=True) if s > 0]  # fmt: skip
+
+
+    def lcs_top(self, query: str) -> list[EvidenceChunk]:
+        """The chunk sharing the longest common word subsequence with `query` (none when no word is shared)."""
+        from rapidfuzz.distance import LCSseq
+
+        if self._chunk_words is None:
+            self._chunk_words = [_WORD.findall(c.lower()) for c in self.chunks]
+        words = _WORD.findall(query.lower())
+        if not words or not self.chunks:
+            return []
+        scores = [LCSseq.similarity(words, chunk) for chunk in self._chunk_words]
+        best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        return [EvidenceChunk(best, self.chunks[best], float(scores[best]))] if scores[best] > 0 else []
+
+    def full_paper(self, max_chars: int = FULL_PAPER_MAX_CHARS) -> list[EvidenceChunk]:
+        text = self.paper_text.strip()
+        if not text:
+            return []
+        if len(text) > max_chars:
+            cut = text.rfind(" ", 0, max_chars)
+            text = text[: cut if cut > 0 else max_chars] + f" [... paper cut at {max_chars} characters]"
+        return [EvidenceChunk(0, text, 1.0)]
+
+    def select(self, mode: str, query: str, k: int) -> list[EvidenceChunk]:
+        """Evidence for one review sentence under `mode` (bm25: the top `k` chunks)."""
+        if mode == "bm25":
+            return self.top(query, k)
+        if mode == "lcs":
+            return self.lcs_top(query)
+        if mode == "full_paper":
+            return self.full_paper()
+        raise ValueError(f"evidence must be one of {EVIDENCE_MODES}, got {mode!r}")
+
+    def select_for_review(self, mode: str, review_text: str, sentences: Sequence[str], k: int) -> list[EvidenceChunk]:
+        """Evidence for a whole review: bm25 with the review as the query, lcs per sentence, or the paper."""
+        if mode != "lcs":
+            return self.select(mode, review_text, k)
+        chosen = {c.index: c for s in sentences for c in self.lcs_top(s)}
+        return [chosen[i] for i in sorted(chosen)]
 
 
 class EvidenceCache:
@@ -75,7 +131,7 @@ class EvidenceCache:
         return evidence
 
 
-def render_evidence(chunks: list[EvidenceChunk]) -> str:
+def render_evidence(chunks: list[EvidenceChunk], *, numbered: bool = True) -> str:
     if not chunks:
         return "(no passage of the paper matches this text)"
-    return "\n\n".join(f"[{c.index}] {c.text}" for c in chunks)
+    return "\n\n".join(f"[{c.index}] {c.text}" if numbered else c.text for c in chunks)

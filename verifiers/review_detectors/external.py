@@ -6,7 +6,9 @@ was not answered):
     {"review_id": "r1", "review_hallucinated": true, "confidence": 0.8,
      "sentence_labels": {"0": false, "1": true},      # or a list of flagged sentence indices
      "sentence_types": {"1": "Number"},
-     "spans": [[27, 37]]}                             # character offsets into the review text
+     "spans": [[27, 37]],                             # character offsets into the review text
+     "oracle_types": {"0": "Entity", "1": "Number"},  # Task 2 oracle: each sentence's type if hallucinated
+     "label_spans": {"Number": [[27, 37]], "Entity": []}}  # Task 3 label-conditioned: spans per type asked
 
 `review_hallucinated` missing but sentence labels given: the review is hallucinated when a sentence
 is. A review with no line, or whose line answers neither, is an `input` failure. A line that breaks
@@ -136,14 +138,32 @@ def prediction_from_line(data: dict[str, Any], copy: ReviewCopy | None = None) -
     if types_raw is not None and not isinstance(types_raw, dict):
         raise ValueError("field 'sentence_types' must be an object of sentence index -> type")
     types = None if types_raw is None else {_index(k, "sentence_types", copy): str(v) for k, v in types_raw.items()}
-    spans_raw = data.get("spans")
+    spans = _spans(data.get("spans"), "spans", copy)
+    oracle_raw = data.get("oracle_types")
+    if oracle_raw is not None and not isinstance(oracle_raw, dict):
+        raise ValueError("field 'oracle_types' must be an object of sentence index -> type")
+    oracle = None if oracle_raw is None else {_index(k, "oracle_types", copy): str(v) for k, v in oracle_raw.items()}
+    by_label_raw = data.get("label_spans")
+    if by_label_raw is not None and not isinstance(by_label_raw, dict):
+        raise ValueError("field 'label_spans' must be an object of type -> list of [start, end] pairs")
+    by_label = None if by_label_raw is None else \
+        {str(k): _spans(v, f"label_spans.{k}", copy) or () for k, v in by_label_raw.items()}  # fmt: skip
+    review = data.get("review_hallucinated")
+    if review is not None:
+        review = _flag(review, "review_hallucinated")
+    elif labels is not None:
+        review = any(labels.values())
+    return ReviewPrediction(review, labels, types, spans, oracle, by_label)
+
+
+def _spans(spans_raw: Any, field_name: str, copy: ReviewCopy | None) -> tuple[Span, ...] | None:
     spans = None
     if spans_raw is not None:
         if not isinstance(spans_raw, list):
-            raise ValueError("field 'spans' must be a list of [start, end] pairs")
+            raise ValueError(f"field {field_name!r} must be a list of [start, end] pairs")
         spans = []
         for k, pair in enumerate(spans_raw):
-            name = f"spans[{k}]"
+            name = f"{field_name}[{k}]"
             if not isinstance(pair, list) or len(pair) != 2:
                 raise ValueError(f"field {name!r}: {pair!r} is not a [start, end] pair")
             start, end = _offset(pair[0], name), _offset(pair[1], name)
@@ -153,13 +173,8 @@ def prediction_from_line(data: dict[str, Any], copy: ReviewCopy | None = None) -
                 raise ValueError(f"field {name!r}: [{start}, {end}] runs past the end of the review text "
                                  f"({len(copy.review_text)} characters)")  # fmt: skip
             spans.append(Span(start, end))
-        spans = tuple(spans)
-    review = data.get("review_hallucinated")
-    if review is not None:
-        review = _flag(review, "review_hallucinated")
-    elif labels is not None:
-        review = any(labels.values())
-    return ReviewPrediction(review, labels, types, spans)
+        return tuple(spans)
+    return spans
 
 
 def confidence_of(data: dict[str, Any]) -> float:

@@ -1,17 +1,25 @@
 """HalluPeer's retrieval-augmented LLM judge (RA-LLM, §5.2 and appendix C), and an NLI-style
 baseline on the same machinery.
 
-For each review sentence, BM25 evidence is retrieved from the reviewed paper (`evidence.py`) and
-the judge is asked with the KR, CoT or Contrast prompt of appendix J (`prompts.py`):
+For each review sentence, evidence is taken from the reviewed paper (`evidence.py`: `evidence =
+"bm25"` top-k chunks, the default; `"lcs"` the top-1 chunk by longest common subsequence;
+`"full_paper"` the whole text) and the judge is asked with the KR, CoT or Contrast prompt of
+appendix J, or the general-purpose LLM's prompt (`general`, figure 19) (`prompts.py`):
 
 * `mode="sentence"` (the paper's setting): one call per sentence. A flagged sentence's span is the
   whole sentence (the paper's prompting baselines localise at sentence level, figure 21);
-  `classify_types=True` adds one figure-20 type call per flagged sentence. The review is
-  HALLUCINATED when a sentence is.
+  `classify_types=True` adds one figure-20 type call per flagged sentence (Task 2 end to end);
+  `oracle_types=True` asks it of every sentence instead (Task 2's oracle setting: the paper types
+  each gold-hallucinated sentence; asking all keeps the judge blind to which are gold, and the
+  flagged sentences' types are the same answers). The review is HALLUCINATED when a sentence is.
 * `mode="review"`: one call per review, sentences numbered, evidence retrieved with the whole
   review as the query; the answer lists hallucinated sentences with a type and the exact phrase,
   located in its sentence (first occurrence, then case-insensitively; a phrase not found falls
   back to the whole sentence and is counted in `detail["spans_not_found"]`).
+
+`localise_by_label=True` (either mode) adds figure 21, Task 3's label-conditioned setting: for each
+of the nine types, the review's sentences and that type; the one sentence returned is that type's
+span (`ReviewPrediction.label_spans`; scoring reads the review's gold types). Nine calls a review.
 
 `review_nli` asks entailment of each sentence by its evidence (not entailed = hallucinated),
 True-NLI-style, of a model that runs on CPU: by default the bundled SmolLM2-135M through
@@ -38,7 +46,7 @@ from storage.records import Item, Output
 from verifiers.llm_batch import gateway_from_context, provider_failure, run_batch
 from verifiers.registry import package, system
 from verifiers.review_detectors import prompts
-from verifiers.review_detectors.evidence import EvidenceCache, render_evidence
+from verifiers.review_detectors.evidence import EVIDENCE_MODES, EvidenceCache, EvidenceMode, render_evidence
 from verifiers.system import RunContext
 
 MODES = ("sentence", "review")
@@ -115,7 +123,13 @@ class ReviewJudge:
     def __init__(self, model: str, *, prompt_style: str = "kr", mode: str = "sentence", classify_types: bool = False,
                  top_k: int = 3, chunk_size: int = 120, chunk_overlap: int = 20, api_base: str | None = None,
                  api_key_env: str | None = None, temperature: float | None = 0.0, seed: int | None = 42,
-                 max_tokens: int = 1024, json_mode: bool = False, name: str = "review_llm_judge") -> None:  # fmt: skip
+                 max_tokens: int = 1024, json_mode: bool = False, name: str = "review_llm_judge",
+                 evidence: EvidenceMode = "bm25", oracle_types: bool = False,
+                 localise_by_label: bool = False) -> None:  # fmt: skip
+        if evidence not in EVIDENCE_MODES:
+            raise ValueError(f"evidence must be one of {EVIDENCE_MODES}, got {evidence!r}")
+        if oracle_types and mode != "sentence":
+            raise ValueError("oracle_types asks figure 20 of every sentence: mode='sentence'")
         if prompt_style not in (*prompts.PROMPT_STYLES, "nli"):
             raise ValueError(f"prompt_style must be one of {prompts.PROMPT_STYLES + ('nli',)}, got {prompt_style!r}")
         if mode not in MODES:
@@ -124,6 +138,7 @@ class ReviewJudge:
             raise ValueError("the NLI baseline judges sentences one at a time (mode='sentence')")
         self.name, self.model, self.api_base, self.api_key_env = name, model, api_base, api_key_env
         self.style, self.mode, self.classify_types, self.top_k = prompt_style, mode, classify_types, top_k
+        self.evidence_mode, self.oracle_types, self.localise_by_label = evidence, oracle_types, localise_by_label
         params: dict[str, Any] = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         if json_mode:
             params["response_format"] = {"type": "json_object"}
@@ -131,7 +146,12 @@ class ReviewJudge:
         self.evidence = EvidenceCache(chunk_size, chunk_overlap)
         template = prompts.sentence_prompt(prompt_style, "{evidence}", "{sentence}") if mode == "sentence" else \
             prompts.review_prompt(prompt_style, "{evidence}", "{sentences}")  # fmt: skip
-        self.template_hash = prompt_hash(template + (prompts.TYPE_TEMPLATE if classify_types else ""))
+        extra = (prompts.TYPE_TEMPLATE if classify_types or oracle_types else "") + \
+            (prompts.LOCALISE_TEMPLATE if localise_by_label else "")  # fmt: skip
+        # the default (bm25, no oracle, no localisation) keeps the hash it had
+        settings = "" if (evidence, oracle_types, localise_by_label) == ("bm25", False, False) else \
+            f"|evidence={evidence}|oracle_types={oracle_types}|localise_by_label={localise_by_label}"  # fmt: skip
+        self.template_hash = prompt_hash(template + extra + settings)
         self.parse_stats = ParseStats()
         self._gateway: LLMGateway | None = None
 
@@ -159,10 +179,11 @@ class ReviewJudge:
             return Output.failed(item.item_id, f"review payload: {exc}", "input")
         evidence = self.evidence.get(copy.paper_id, copy.paper_text)
         calls = _Calls()
-        detail: dict[str, Any] = {"prompt_style": self.style, "mode": self.mode, "top_k": self.top_k, **self.params}
+        detail: dict[str, Any] = {"prompt_style": self.style, "mode": self.mode, "top_k": self.top_k,
+                                  "evidence": self.evidence_mode, **self.params}  # fmt: skip
         try:
             if self.mode == "review":
-                chunks = evidence.top(copy.review_text, 2 * self.top_k)
+                chunks = self._review_evidence(evidence, copy)
                 numbered = "\n".join(f"{s.index}. {s.text}" for s in copy.sentences)
                 text = await self._ask(gateway, prompts.review_prompt(self.style, render_evidence(chunks), numbered), calls)
                 try:
@@ -178,6 +199,14 @@ class ReviewJudge:
                     return self._parse_failure(item, ParseError(failures[0]), calls,
                                                detail | {"parse_failures": len(failures), "parse_errors": failures[:5]})  # fmt: skip
                 detail |= {"parse_methods": calls.parse_methods}
+            if self.localise_by_label:
+                label_spans, failures = await self._localise(copy, evidence, gateway, calls)
+                if failures:
+                    return self._parse_failure(item, ParseError(failures[0]), calls,
+                                               detail | {"parse_failures": len(failures), "parse_errors": failures[:5]})  # fmt: skip
+                prediction = ReviewPrediction(prediction.review_hallucinated, prediction.sentence_labels,
+                                              prediction.sentence_types, prediction.spans, prediction.oracle_types,
+                                              label_spans)  # fmt: skip
         except ClientError as exc:
             return provider_failure(item.item_id, exc, self.model, detail=detail, **calls.fields(self.model, self.template_hash))
         label = "HALLUCINATED" if prediction.review_hallucinated else "VALID"
@@ -190,8 +219,9 @@ class ReviewJudge:
         types: dict[int, str] = {}
         spans: list[Span] = []
         failures: list[str] = []
+        oracle: dict[int, str] = {}
         for sentence in copy.sentences:
-            shown = render_evidence(evidence.top(sentence.text, self.top_k))
+            shown = self._render(evidence.select(self.evidence_mode, sentence.text, self.top_k))
             text = await self._ask(gateway, prompts.sentence_prompt(self.style, shown, sentence.text), calls)
             try:
                 verdict = prompts.read_sentence_answer(self.style, text)
@@ -202,17 +232,53 @@ class ReviewJudge:
             self.parse_stats.record(verdict.method)
             calls.parse_methods.append(verdict.method)
             labels[sentence.index] = verdict.hallucinated
+            if self.oracle_types:  # figure 20 of every sentence; a flagged one's type is the same answer
+                answer = await self._ask(gateway, prompts.type_prompt(shown, sentence.text), calls)
+                try:
+                    oracle[sentence.index] = prompts.read_type_answer(answer)
+                except ParseError as exc:
+                    failures.append(f"type of sentence {sentence.index}: {exc.message}")
+                if verdict.hallucinated and sentence.index in oracle:
+                    types[sentence.index] = oracle[sentence.index]
             if not verdict.hallucinated:
                 continue
             spans.append(Span(sentence.start, sentence.end))
-            if self.classify_types:
+            if self.classify_types and not self.oracle_types:
                 answer = await self._ask(gateway, prompts.type_prompt(shown, sentence.text), calls)
                 try:
                     types[sentence.index] = prompts.read_type_answer(answer)
                 except ParseError as exc:
                     failures.append(f"type of sentence {sentence.index}: {exc.message}")
-        prediction = ReviewPrediction(any(labels.values()), labels, types if self.classify_types else None, tuple(spans))
+        typed = self.classify_types or self.oracle_types
+        prediction = ReviewPrediction(any(labels.values()), labels, types if typed else None, tuple(spans),
+                                      oracle if self.oracle_types else None)  # fmt: skip
         return prediction, failures
+
+    def _render(self, chunks) -> str:
+        return render_evidence(chunks, numbered=self.evidence_mode != "full_paper")
+
+    def _review_evidence(self, evidence, copy: ReviewCopy):
+        return evidence.select_for_review(self.evidence_mode, copy.review_text, [s.text for s in copy.sentences],
+                                          2 * self.top_k)  # fmt: skip
+
+    async def _localise(self, copy: ReviewCopy, evidence, gateway: LLMGateway,
+                        calls: _Calls) -> tuple[dict[str, tuple[Span, ...]], list[str]]:  # fmt: skip
+        """Figure 21 for each of the nine types: the one sentence that shows it, or none."""
+        shown = self._render(self._review_evidence(evidence, copy))
+        texts = [s.text for s in copy.sentences]
+        label_spans: dict[str, tuple[Span, ...]] = {}
+        failures: list[str] = []
+        for anchor in ANCHORS:
+            answer = await self._ask(gateway, prompts.localise_prompt(anchor, shown, texts), calls)
+            try:
+                at = prompts.read_localise_answer(answer, texts)
+            except ParseError as exc:
+                self.parse_stats.record(None)
+                failures.append(f"localisation of {anchor}: {exc.message}")
+                continue
+            sentence = None if at is None else copy.sentences[at]
+            label_spans[anchor] = () if sentence is None else (Span(sentence.start, sentence.end),)
+        return label_spans, failures
 
     def _parse_failure(self, item: Item, exc: ParseError, calls: _Calls, detail: dict[str, Any]) -> Output:
         return Output(item.item_id, error=f"parse: {exc.message}", error_kind="parse", detail=detail,
@@ -220,16 +286,18 @@ class ReviewJudge:
 
 
 @system("review_llm_judge", accepts=("review",), requires=[package("litellm"), package("bm25s")],
-        description="RA-LLM review-hallucination judge: BM25 paper evidence, KR | CoT | Contrast prompts",
+        description="RA-LLM review-hallucination judge: BM25 | LCS | full-paper evidence, KR | CoT | Contrast | general prompts",
         runtime_args=("api_key_env",))  # fmt: skip
 def build_review_llm_judge(model: str, prompt_style: str = "kr", mode: str = "sentence", classify_types: bool = False,
                            top_k: int = 3, chunk_size: int = 120, chunk_overlap: int = 20,
                            api_base: str | None = None, api_key_env: str | None = None,
                            temperature: float | None = 0.0, seed: int | None = 42,
-                           max_tokens: int = 1024) -> ReviewJudge:  # fmt: skip
+                           max_tokens: int = 1024, evidence: EvidenceMode = "bm25", oracle_types: bool = False,
+                           localise_by_label: bool = False) -> ReviewJudge:  # fmt: skip
     return ReviewJudge(model, prompt_style=prompt_style, mode=mode, classify_types=classify_types, top_k=top_k,
                        chunk_size=chunk_size, chunk_overlap=chunk_overlap, api_base=api_base,
-                       api_key_env=api_key_env, temperature=temperature, seed=seed, max_tokens=max_tokens)  # fmt: skip
+                       api_key_env=api_key_env, temperature=temperature, seed=seed, max_tokens=max_tokens,
+                       evidence=evidence, oracle_types=oracle_types, localise_by_label=localise_by_label)  # fmt: skip
 
 
 @system("review_nli", accepts=("review",), requires=[package("bm25s")],

@@ -1,15 +1,19 @@
-"""The RA-LLM judge prompts of HalluPeer appendix J (figures 16-18, 20), and their answer contracts.
+"""The RA-LLM judge prompts of HalluPeer appendix J (figures 16-21), and their answer contracts.
 
 KR (figure 16), CoT (figure 17) and Contrast (figure 18) are the paper's templates, verbatim but
 for two gaps the paper leaves: KR's few-shot demonstrations are elided in the paper ("Few-shot
 examples including: misunderstanding context, factual contradiction, specificity level, and
 logical inference…"), so four short demonstrations of those four kinds are written here; and the
 type-classification prompt (figure 20) needs a label space, given as the nine anchors with the
-descriptions of the paper's table 5.
+descriptions of the paper's table 5. `general` is the general-purpose LLM's Task 1 prompt (figure
+19: the Contrast/CoT header with no reasoning steps); `localise_prompt` is figure 21 (Task 3,
+label-conditioned: given the review's sentences and one target type, return the one sentence that
+shows it, or none).
 
 Contracts: KR answers in prose whose last line must be `#Your Judgement#: Yes|No` (the paper's
 format: "Yes" = hallucinated); CoT and Contrast answer a JSON object with a boolean
-`hallucination`; the type prompt answers `{"label": "<anchor>"}`. Review mode (one call per
+`hallucination` (general too); the type prompt answers `{"label": "<anchor>"}`; the localisation
+prompt answers `{"result": []}` or `{"result": ["<the exact sentence>"]}`. Review mode (one call per
 review, numbered sentences) keeps the style's instructions and asks for a JSON object listing the
 hallucinated sentences with their type and the exact hallucinated phrase. Anything that does not
 meet its contract raises `ParseError`: a parse failure is counted, never a verdict.
@@ -24,7 +28,7 @@ from clients.errors import ParseError
 from clients.llm_json import parse_json_answer
 from corpora.reviews.records import ANCHORS
 
-PROMPT_STYLES: tuple[str, ...] = ("kr", "cot", "contrast")
+PROMPT_STYLES: tuple[str, ...] = ("kr", "cot", "contrast", "general")
 
 ANCHOR_DEFINITIONS: dict[str, str] = {
     "Number": "A claim has a different number than the original context (e.g. 20% vs. 0.7%). Any number, including year, dimensions, ages, etc.",
@@ -173,6 +177,33 @@ Does the premise entail the hypothesis? Opinions and requests that state no fact
 Answer with a JSON object only: {{"entailed": true}} or {{"entailed": false}}"""
 
 
+GENERAL_FORMAT = '{"hallucination": <true or false> }'
+
+LOCALISE_TEMPLATE = """You are a scientific peer-review hallucination detector.
+## Task
+Given a list of review sentences, return exactly one sentence that exhibits the specific hallucination described in the target label.
+## Definitions & Constraints
+- A claim is hallucinated if it is factually unsupported by, or incorrect relative to, the paper content.
+- EXCLUSIONS: Do NOT treat subjective judgments, critiques, or opinions as hallucinations.
+- You must strictly match the error in the sentence to the definition of the target label.
+## Inputs
+### TARGET HALLUCINATION LABEL
+\"\"\"{label_with_definition}\"\"\"
+### PAPER EVIDENCE
+\"\"\"{evidence}\"\"\"
+### REVIEW SENTENCES
+\"\"\"{sentences}\"\"\"
+## Output Format
+Return a valid JSON object ONLY, using EXACTLY the following template:
+{{"result": [] }}
+## Instructions
+- Base your judgment ONLY on the PAPER EVIDENCE and the definition of the TARGET HALLUCINATION LABEL.
+- If NO sentence matches the target label, output an empty array for the result field: []
+- If a sentence matches, output an array containing EXACTLY ONE string: ["<The exact hallucinated sentence>"]
+- If multiple sentences are hallucinated for this label, pick the single most definitive one. If uncertain, pick your best guess.
+- Output ONLY the JSON object. Do NOT include markdown tags like ```json."""
+
+
 def label_space() -> str:
     return "\n".join(f'- concept: "{name}" — {text}' for name, text in ANCHOR_DEFINITIONS.items())
 
@@ -182,12 +213,13 @@ def sentence_prompt(style: str, evidence: str, sentence: str) -> str:
         return KR_TEMPLATE.format(demos=KR_DEMOS, knowledge=evidence, statement=sentence)
     if style == "nli":
         return NLI_TEMPLATE.format(evidence=evidence, sentence=sentence)
-    steps, fmt = (COT_STEPS, COT_FORMAT) if style == "cot" else (CONTRAST_STEPS, CONTRAST_FORMAT)
+    steps, fmt = {"cot": (COT_STEPS, COT_FORMAT), "contrast": (CONTRAST_STEPS, CONTRAST_FORMAT),
+                  "general": ("", GENERAL_FORMAT)}[style]  # fmt: skip
     return SENTENCE_TEMPLATE.format(steps=steps, evidence=evidence, sentence=sentence, format=fmt)
 
 
 def review_prompt(style: str, evidence: str, numbered_sentences: str) -> str:
-    steps = CONTRAST_STEPS if style == "contrast" else COT_STEPS
+    steps = {"contrast": CONTRAST_STEPS, "general": ""}.get(style, COT_STEPS)
     if style == "kr":  # KR's demonstrations, then the review-level JSON contract
         steps = "Judge as in these demonstrations (\"Yes\" = hallucinated):\n" + KR_DEMOS
     return REVIEW_TEMPLATE.format(steps=steps, labels=label_space(), evidence=evidence, sentences=numbered_sentences)
@@ -195,6 +227,11 @@ def review_prompt(style: str, evidence: str, numbered_sentences: str) -> str:
 
 def type_prompt(evidence: str, sentence: str) -> str:
     return TYPE_TEMPLATE.format(labels=label_space(), evidence=evidence, sentence=sentence)
+
+
+def localise_prompt(anchor: str, evidence: str, sentences: list[str]) -> str:
+    return LOCALISE_TEMPLATE.format(label_with_definition=f'concept: "{anchor}" — {ANCHOR_DEFINITIONS[anchor]}',
+                                    evidence=evidence, sentences="\n".join(sentences))  # fmt: skip
 
 
 _KR_VERDICT = re.compile(r"#\s*Your Judgement\s*#\s*:?\s*\**\s*(Yes|No)\b", re.IGNORECASE)
@@ -235,3 +272,28 @@ def read_type_answer(text: str | None) -> str:
     if match is None:
         raise ParseError(f"label {label!r} is not one of the nine anchors")
     return match
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).strip().strip('"').lower()
+
+
+def read_localise_answer(text: str | None, sentences: list[str]) -> int | None:
+    """Index (into `sentences`) of the sentence the figure-21 answer returns, None for `[]`;
+    `ParseError` when the answer is not that contract or names no sentence of the review (the
+    returned string is matched whitespace- and case-insensitively, or as part of one sentence)."""
+    parsed = parse_json_answer(text, required=("result",))
+    result = parsed.data["result"]
+    if not isinstance(result, list) or len(result) > 1 or not all(isinstance(r, str) for r in result):
+        raise ParseError(f"result {result!r} is not an empty list or a list of one sentence")
+    if not result:
+        return None
+    said = _normalised(result[0])
+    if not said:
+        raise ParseError("result holds an empty sentence")
+    normal = [_normalised(s) for s in sentences]
+    for match in ((i for i, s in enumerate(normal) if s == said), (i for i, s in enumerate(normal) if said in s)):
+        found = next(match, None)
+        if found is not None:
+            return found
+    raise ParseError(f"result {result[0][:80]!r} is not a sentence of the review")

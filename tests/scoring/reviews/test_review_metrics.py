@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from corpora.reviews.records import ReviewPrediction, Span
+from corpora.reviews.records import ReviewInjection, ReviewPrediction, Span
 from scoring.reviews import binary_metrics, match_spans, score_reviews, tokenize, type_counts, type_metrics
 from scoring.reviews.detection import undefined_reason
 from scoring.reviews.localization import token_counts
@@ -95,24 +95,60 @@ def test_token_f1_counts_b_and_i_tags_as_positive():
     assert token_counts(tokens, gold, pred) == (3, 2, 2)  # F1 = 6/10
 
 
-def test_greedy_overlap_matching_never_counts_a_gold_span_twice():
-    """Two gold spans and two predictions in one sentence. P1 (tokens 1-5) overlaps G1 by two
-    tokens and G2 by one: it takes G1. P2 (token 2) overlaps only G1, already taken: unmatched."""
+def test_overlap_matching_is_maximum_one_to_one_where_greedy_leaves_a_prediction_unmatched():
+    """Issue 22's case. P1 (tokens 1-5) overlaps G1 (0-2) by two tokens and G2 (5-6) by one; P2
+    (token 2) overlaps only G1. Greedy gives G1 to P1 and leaves P2 unmatched (one match); the
+    maximum one-to-one assignment pairs P1-G2 and P2-G1 (two matches), no gold span counted twice."""
     tokens = tokenize(TEXT)
     gold = [toks(0, 2), toks(5, 6)]
     pred = [toks(1, 5), toks(2, 2)]
-    assert match_spans(tokens, gold, pred, "overlap") == [(0, 0)]
+    assert match_spans(tokens, gold, pred, "overlap") == [(0, 1), (1, 0)]
+    assert match_spans(tokens, gold, pred, "overlap", matching="greedy") == [(0, 0)]
     assert match_spans(tokens, gold, pred, "exact") == []
+    # one prediction overlapping both gold spans still matches only one of them
+    assert len(match_spans(tokens, gold, [toks(0, 6)], "overlap")) == 1
 
 
-def test_greedy_order_is_by_first_token_and_most_shared_tokens():
-    """P_b (tokens 0-6) comes first (earlier first token) and takes G1 (3 shared tokens vs 2);
-    P_a (tokens 5-6) then takes G2, which it matches exactly."""
+def test_overlap_span_f1_is_0_875_with_maximum_matching_where_greedy_gives_0_750():
+    """Pooled over two reviews: the case above (2 predictions, 2 gold) plus a review of six gold
+    spans and six predictions, five of them exact, one elsewhere. 16 spans in all; greedy matches
+    1 + 5 = 6 (2·6/16 = 0.750), the maximum assignment 2 + 5 = 7 (2·7/16 = 0.875)."""
+    tricky = copy_of("r1", "A", [TEXT])
+    words = ["w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13."]
+    other = copy_of("r2", "B", words)
+
+    def word_span(copy, word):
+        at = copy.review_text.index(word + " ") if word + " " in copy.review_text else copy.review_text.index(word)
+        return Span(at, at + len(word))
+
+    gold_tricky = [toks(0, 2), toks(5, 6)]
+    inj_tricky = [ReviewInjection(0, g.start, g.end, "Number", None, "?", TEXT[g.start:g.end], "hand") for g in gold_tricky]
+    gold_words = ["w0", "w2", "w4", "w6", "w8", "w10"]
+    gold_other = [word_span(other, w) for w in gold_words]
+    inj_other = [ReviewInjection(0, g.start, g.end, "Entity", None, "?", w, "hand") for g, w in zip(gold_other, gold_words, strict=True)]
+    pred_other = gold_other[:5] + [word_span(other, "w13")]  # five exact, one on no gold span
+    truths = [truth_of(tricky, *inj_tricky), truth_of(other, *inj_other)]
+    outputs = {
+        "r1": out("r1", ReviewPrediction(True, {0: True}, {0: "Number"}, (toks(1, 5), toks(2, 2)))),
+        "r2": out("r2", ReviewPrediction(True, {0: True}, {0: "Entity"}, tuple(pred_other))),
+    }
+    s = score_reviews(truths, {"r1": tricky, "r2": other}, outputs, n_resamples=20)
+    assert s.value("overlap_span_f1") == pytest.approx(0.875) and s.get("overlap_span_f1").n == 16
+    greedy = sum(len(match_spans(tokenize(c.review_text), g, p, "overlap", matching="greedy"))
+                 for c, g, p in ((tricky, gold_tricky, [toks(1, 5), toks(2, 2)]), (other, gold_other, pred_other)))
+    assert 2 * greedy / 16 == 0.75
+
+
+def test_maximum_matching_breaks_ties_by_shared_tokens():
+    """P_b (tokens 0-6) overlaps both gold spans, P_a (5-6) only G2: two matches either way round
+    only with P_b-G1 and P_a-G2."""
     tokens = tokenize(TEXT)
     gold = [toks(0, 2), toks(5, 6)]
     pred = [toks(5, 6), toks(0, 6)]
     assert match_spans(tokens, gold, pred, "overlap") == [(1, 0), (0, 1)]
     assert match_spans(tokens, gold, pred, "exact") == [(0, 1)]
+    # same number of matches, more shared tokens: P (tokens 0-3) takes G2 (1-3, three tokens) over G1 (0, one)
+    assert match_spans(tokens, [toks(0, 0), toks(1, 3)], [toks(0, 3)], "overlap") == [(0, 1)]
 
 
 def test_overlap_ties_go_to_the_earliest_gold_span():
@@ -214,3 +250,81 @@ def test_a_prediction_without_spans_is_unanswered_for_task_3_only():
     outputs["r4"] = out("r4", ReviewPrediction(False, {0: False, 1: False}))  # no types, no spans
     s = score_reviews(truths, copies, outputs, n_resamples=20)
     assert s.coverage["unanswered"] == {"span": 1} and s.get("review_accuracy").n == 4
+
+
+# Task 2 oracle vs end to end, Task 3 label-conditioned, unanswered counted as misses ---------------
+
+def test_oracle_typing_scores_every_gold_hallucinated_sentence_apart_from_detection():
+    """r3's Entity sentence was not flagged: end to end it is a miss of Entity (micro 2/3); told it
+    is hallucinated (oracle, fig. 20) the detector types it. r1 right in both settings; the oracle
+    types given to clean sentences (r1's first, r2's) are not scored."""
+    truths, copies, outputs = corpus()
+    r1, r2, r3 = (ReviewPrediction.from_detail(outputs[r].detail["review"]) for r in ("r1", "r2", "r3"))
+    oracle = {"r1": {0: "Hyperbole", 1: "Number"}, "r2": {0: "Entity", 1: "Entity"}, "r3": {0: "Entity", 1: "Temporal"}}
+    for rid, p in (("r1", r1), ("r2", r2), ("r3", r3)):
+        outputs[rid] = out(rid, ReviewPrediction(p.review_hallucinated, p.sentence_labels, p.sentence_types, p.spans,
+                                                 oracle_types=oracle[rid]))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("type_micro_f1") == pytest.approx(2 / 3) and s.value("type_macro_f1") == pytest.approx(0.5)
+    assert s.value("type_oracle_micro_f1") == 1.0 and s.value("type_oracle_macro_f1") == 1.0
+    assert s.get("type_oracle_micro_f1").n == 2 and s.value("type_oracle_f1", "type=Entity") == 1.0
+    # r3 typed Hyperbole, a label never gold: over gold-or-predicted labels (Number 1, Entity 0,
+    # Hyperbole 0) macro = 1/3; over gold labels only (Number, Entity) macro = 1/2; micro 2/(2+1+1)
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, {}, (), oracle_types={0: "Hyperbole"}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("type_oracle_macro_f1") == pytest.approx(1 / 3)
+    assert s.value("type_oracle_macro_f1_gold") == pytest.approx(1 / 2)
+    assert s.value("type_oracle_micro_f1") == pytest.approx(1 / 2)
+    assert "gold support" in s.get("type_oracle_macro_f1_gold").reason
+
+
+def test_a_detector_without_oracle_typing_has_no_oracle_figure_and_is_not_counted_unanswered():
+    truths, copies, outputs = corpus()
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("type_oracle_micro_f1") is None
+    assert "type_oracle" not in s.coverage["unanswered"] and "type_oracle" in s.coverage["tasks_not_answered"]
+    s = score_reviews(truths, copies, outputs, unanswered="negative", n_resamples=20)
+    assert s.value("type_oracle_micro_f1") is None and s.value("lc_token_f1") is None
+
+
+def test_label_conditioned_localisation_reads_the_spans_marked_for_each_gold_type():
+    """fig. 21: asked for a type, the detector marks one sentence. r1 (gold Number "95 percent")
+    marks its whole sentence 1 for Number (6 tokens, 2 gold); r3 (gold Entity "BERT") marks "BERT"
+    for Entity, and a span for Number, which is not a gold type of r3 and is not read.
+    Tokens TP 3, FP 4, FN 0: 6/10. Exact: r3 only, 2·1/4; overlap: both, 2·2/4."""
+    truths, copies, outputs = corpus()
+    r1, r3 = copies["r1"], copies["r3"]
+    bert = truths[2].injections[0]
+    s1 = r1.sentences[1]
+    outputs["r1"] = out("r1", ReviewPrediction(True, {1: True}, label_spans={"Number": (Span(s1.start, s1.end),),
+                                                                             "Entity": (Span(0, 3),)}))
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, label_spans={"Entity": (Span(bert.start, bert.end),),
+                                                                       "Number": (Span(r3.sentences[1].start, r3.sentences[1].end),)}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("lc_token_f1") == pytest.approx(0.6)
+    assert s.value("lc_exact_span_f1") == pytest.approx(0.5) and s.value("lc_overlap_span_f1") == pytest.approx(1.0)
+    assert s.get("lc_overlap_span_f1").n == 4
+    # a span marked for the wrong type does not match: r3's BERT asked as Number only
+    outputs["r3"] = out("r3", ReviewPrediction(False, {}, label_spans={"Number": (Span(bert.start, bert.end),)}))
+    s = score_reviews(truths, copies, outputs, n_resamples=50)
+    assert s.value("lc_overlap_span_f1") == pytest.approx(2 * 1 / 3)  # r1 matches; r3: 0 predictions, 1 gold
+
+
+def test_a_detector_failing_exactly_on_the_injected_reviews_gets_a_second_figure_counting_them_as_misses():
+    """r1 and r3 (the injected ones) error; r2 and r4 answered clean. Excluded, there is no gold
+    positive left: recall and F1 undefined. Counted as misses: recall 0 and F1 0 over 4 reviews."""
+    truths, copies, _ = corpus()
+    outputs = {"r1": Output("r1", error="parse: x", error_kind="parse"), "r3": Output("r3", error="parse: y", error_kind="parse"),
+               "r2": out("r2", ReviewPrediction(False, {0: False, 1: False}, {}, ())),
+               "r4": out("r4", ReviewPrediction(False, {0: False, 1: False}, {}, ()))}
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("review_recall") is None and s.value("review_f1") is None
+    assert s.value("review_recall_unanswered_as_miss") == 0.0 and s.value("review_f1_unanswered_as_miss") == 0.0
+    assert s.get("review_f1_unanswered_as_miss").n == 4 and s.value("sentence_recall_unanswered_as_miss") == 0.0
+    assert s.value("token_f1_unanswered_as_miss") == 0.0
+    assert s.value("type_oracle_micro_f1_unanswered_as_miss") is None  # a task it never answers stays undefined
+    # with nothing errored the two figures agree
+    truths, copies, outputs = corpus()
+    outputs["r4"] = out("r4", ReviewPrediction(False, {}, {}, ()))
+    s = score_reviews(truths, copies, outputs, n_resamples=20)
+    assert s.value("sentence_f1_unanswered_as_miss") == s.value("sentence_f1")

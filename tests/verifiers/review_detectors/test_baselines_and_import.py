@@ -29,6 +29,12 @@ def test_lexical_baseline_flags_numbers_the_paper_never_states():
     s = score_reviews(truths, {c.review_id: c for c in copies}, {o.item_id: o for o in outputs}, n_resamples=50)
     assert s.value("review_precision") == 1.0 and s.value("review_recall") == pytest.approx(1 / 3)
     assert s.value("exact_span_f1") == pytest.approx(2 * 1 / (1 + 3)) and s.value("type_micro_f1") == pytest.approx(2 / 4)
+    # oracle typing: "Number" for any sentence with a number (R1 s1 right; R3's Entity and R4's
+    # Overgeneralization sentences hold none: no answer, two misses); R2 s0 ("3 hours") typed, not gold
+    assert r1.oracle_types == {1: "Number"} and ReviewPrediction.from_detail(by_id["R2"].detail["review"]).oracle_types == {0: "Number"}
+    assert s.value("type_oracle_micro_f1") == pytest.approx(2 / 4) and s.get("type_oracle_micro_f1").n == 3
+    # label-conditioned: asked for Number, R1's "95.0%" (exact); asked for Entity / Overgeneralization, nothing
+    assert s.value("lc_exact_span_f1") == pytest.approx(2 * 1 / (1 + 3))
 
 
 def test_lexical_baseline_without_paper_text_is_an_input_failure():
@@ -94,3 +100,24 @@ def test_nli_baseline_runs_smollm2_on_cpu_and_never_scores_a_parse_failure(tmp_p
             assert out.label in ("HALLUCINATED", "VALID")
             assert set(out.detail["review"]["sentence_labels"]) == {"0", "1"}
     assert system.parse_stats.attempted == 4
+
+
+def test_import_reads_oracle_types_and_label_spans_and_checks_them(tmp_path):
+    copies, truths = table()
+    start = copies[0].review_text.index("95.0%")
+    path = tmp_path / "preds.jsonl"
+    lines = [
+        {"review_id": "R1", "sentence_labels": [1], "oracle_types": {"0": "Entity", "1": "Number"},
+         "label_spans": {"Number": [[start, start + 5]], "Entity": []}},
+        {"review_id": "R3", "sentence_labels": [], "oracle_types": {"0": "Entity"}, "label_spans": {"Entity": [[0, 9999]]}},
+        {"review_id": "R4", "sentence_labels": [], "oracle_types": {"7": "Hyperbole"}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    outputs = asyncio.run(build_system(SystemSpec("review_import", {"path": str(path)})).run(items_of(copies), CTX))
+    by_id = {o.item_id: o for o in outputs}
+    r1 = ReviewPrediction.from_detail(by_id["R1"].detail["review"])
+    assert r1.oracle_types == {0: "Entity", 1: "Number"} and [(s.start, s.end) for s in r1.label_spans["Number"]] == [(start, start + 5)]
+    assert by_id["R3"].error_kind == "parse" and "label_spans.Entity[0]" in by_id["R3"].error
+    assert by_id["R4"].error_kind == "parse" and "oracle_types" in by_id["R4"].error
+    s = score_reviews(truths, {c.review_id: c for c in copies}, by_id, n_resamples=20)
+    assert s.value("type_oracle_micro_f1") == 1.0 and s.value("lc_exact_span_f1") == 1.0
