@@ -179,26 +179,24 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_dir: str, run_services) -> Verdicts:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
-    from adjudication.papers.adjudicate import (
-        PaperAdjudicationConfig,
-        adjudicate_paper_controls,
-        adjudicate_paper_run,
-    )
+    from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_calibrated
 
     adj = section(config, "adjudication", AdjudicationConfig)
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
                                        low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
                                        checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
-    verdicts = {}
-    for run in plan.runs:
-        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
-        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
-                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
-    if plan.runs:  # issue 15: null, random-quote and shuffled-review controls, adjudicated alike
-        print("[adjudication] controls: null, random-quote and shuffled reviews", flush=True)
-        outputs = pa.concat_tables([plan.store.read_outputs(r.run_id) for r in plan.runs], promote_options="default")
-        verdicts["controls"] = adjudicate_paper_controls(corpus.items, corpus.truth, outputs, settings,
-                                                         services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    if not plan.runs:
+        return {}
+    # issue 15 and 21: null, random-quote, quote-everything, token-quote and shuffled-review controls,
+    # adjudicated alike and first, so that judges that credit them are excluded from every verdict
+    print("[adjudication] controls (null, random-quote, quote-everything, token-quotes, shuffled reviews), then "
+          f"{', '.join(r.system_label for r in plan.runs)}: matching flags against injections", flush=True)
+    verdicts, excluded = adjudicate_calibrated(
+        corpus.items, corpus.truth, {r.run_id: plan.store.read_outputs(r.run_id) for r in plan.runs}, settings,
+        services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    for judge in sorted(excluded):
+        print(f"[adjudication] judge {judge} is uncalibrated (it credited the controls): its votes are recorded, "
+              "not counted", flush=True)  # fmt: skip
     return verdicts
 
 

@@ -53,9 +53,12 @@ def _review(item_id: str, truth: dict) -> dict:
         quote = (EQ_WRONG[-14:] if subject.startswith("Fix the sign") else
                  CITE_WRONG if subject.startswith("Fix a citation") else NUM_WRONG)  # fmt: skip
         assert quote in text
+        # issue 21: a located quote detects only with a description that names the error
+        named = ("sign error in this equation" if subject.startswith("Fix the sign") else
+                 "wrong citation" if subject.startswith("Fix a citation") else "this number is wrong")  # fmt: skip
         return {"review_text": f'Wrong: "{quote}"', "prompt_style": "structured",
                 "flags": [{"flag_id": f"{item_id}/f1", "quote": quote, "type": "mathematics",
-                           "description": "this is wrong", "location": None, "check": None}]}
+                           "description": named, "location": None, "check": None}]}
     return {"review_text": "The paper is interesting but some parts could be clearer.", "prompt_style": "structured",
             "flags": []}
 
