@@ -23,6 +23,7 @@ from audits.base import (
 )
 from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary, count_outage_answers
 from storage.run_publication import (
+    AuditValidity,
     Submission,
     close_system_run,
     finish_system_runs,
@@ -204,7 +205,12 @@ def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, boots
                      allow_incomplete: bool = False) -> PaperScores:  # fmt: skip
     """Each reviewer's verdicts -> detection and false-positive statistics per reviewer (reads the
     stored outputs for error counts; writes nothing)."""
-    from scoring.papers.metrics import paper_audit_metrics, reviewer_audit_rows
+    from scoring.papers.metrics import (
+        CONTROL_PREFIX,
+        audit_invalid_reasons,
+        paper_audit_metrics,
+        reviewer_audit_rows,
+    )
 
     replicates = max(bootstrap, 100)
     # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
@@ -237,6 +243,8 @@ def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, boots
             "num_unscored": outcomes.count("unscored"),
             "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
         }
+        if any(r["system"] == CONTROL_PREFIX + "null" for r in all_rows):  # issue 21: the controls judge the figure
+            scores["audit_invalid_reasons"] = audit_invalid_reasons(all_rows, run.system_label)
         # copies answered during an outage are unscored (adjudication) and retried on resubmission
         outage_items = count_outage_answers(outputs)
         scored.append(ScoredPaperRun(run, outputs, mine, scores, outage_items, not outage_items or allow_incomplete))
@@ -258,6 +266,8 @@ def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored
         store.write_table(run.run_id, "verdicts", verdicts[run.run_id])
         system = close_system_run(store, run, s.outputs, failed, s.metrics, s.scores, outage_items=s.outage_items,
                                   published=s.published, allow_incomplete=scored.allow_incomplete)  # fmt: skip
+        if "audit_invalid_reasons" in s.scores:
+            system.validity = AuditValidity(True, tuple(s.scores["audit_invalid_reasons"]))
         summary.systems.append(system)
         tracked.append((system, run, s.metrics, s.metrics.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
     report_dir = work_dir / "report"

@@ -188,18 +188,19 @@ class DetectionMatcher:
             return "missed", [], {"matched_by": "no_findings", "escalated": False, "unanimous": None}
         calibrated = [j for j in self.panel if _model(j) not in self.uncalibrated]
         escalation = self.escalation if self.escalation and _model(self.escalation) not in self.uncalibrated else None
+        rendered = render_review(review)
+        prompt = DETECTION_PROMPT.format(review=rendered, paper="", **fields)
+        votes = [self._mark(vet_vote(v, rendered))
+                 for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
         if not calibrated and escalation is None:
-            # Quote matching only (no calibrated judge): an injection no flag quotes and names is missed.
+            # Quote matching only (no calibrated judge; uncalibrated ones' votes are kept on the record):
+            # an injection no flag quotes and names is missed.
             extra = {"matched_by": "quote_unnamed" if located else "quote_only", "escalated": False, "unanimous": None}
             if located:
                 extra["located_by"] = located
             if self.panel:
                 extra["uncalibrated_judges"] = sorted(self.uncalibrated)
-            return "missed", [], extra
-        rendered = render_review(review)
-        prompt = DETECTION_PROMPT.format(review=rendered, paper="", **fields)
-        votes = [self._mark(vet_vote(v, rendered))
-                 for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
+            return "missed", votes, extra
         verdict, unanimous, confidence = majority(self._counted(votes))
         split = verdict is None or not unanimous
         unsure = confidence is None or confidence < self.low_confidence
