@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from storage.records import CALIBRATION_MAX_CREDIT
+
 __all__ = ["CALIBRATION_MAX_CREDIT", "JudgeCalibration", "judge_calibration", "uncalibrated_judges"]
 
-CALIBRATION_MAX_CREDIT = 0.05
-"""A judge crediting more than this share of one control's injections is uncalibrated."""
 _JUDGED_ROLES = ("panel", "escalation", "uncalibrated")
 
 

@@ -29,15 +29,15 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz
 
+from storage.records import QUOTE_MAX_CHARS, QUOTE_MIN_CHARS
+
 __all__ = ["KIND_WORDS", "MAX_QUOTE_CHARS", "MIN_QUOTE_CHARS", "QuoteKind", "changed_span", "flag_quotes",
            "names_the_error", "normalize", "quote_matches", "quote_specificity"]
 
 _MIN_FUZZY = 8
 _FUZZY_THRESHOLD = 90.0
-MAX_QUOTE_CHARS = 400
-"""Longest quote that locates an error (about three sentences); a longer one points everywhere."""
-MIN_QUOTE_CHARS = 8
-"""Fewest non-space characters of a quote that locates an error; a shorter one is a bare token."""
+MAX_QUOTE_CHARS = QUOTE_MAX_CHARS
+MIN_QUOTE_CHARS = QUOTE_MIN_CHARS
 QuoteKind = Literal["specific", "over_long", "token_only"]
 
 KIND_WORDS: dict[str, tuple[str, ...]] = {

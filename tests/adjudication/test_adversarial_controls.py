@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
+
 from adjudication.papers.adjudicate import (
     PaperAdjudicationConfig,
     adjudicate_calibrated,
@@ -21,6 +23,7 @@ from adjudication.papers.quote_match import (
     quote_specificity,
 )
 from scoring.papers.metrics import paper_audit_metrics
+from scoring.papers.report import write_paper_report
 from storage.records import Output
 from storage.schemas import ITEM_SCHEMA, table_from_rows
 from tests.adjudication.judges import StrictJudge, SycophantJudge
@@ -100,7 +103,7 @@ def test_without_a_panel_the_adversarial_controls_detect_nothing_and_a_vague_loc
     assert metrics[("control:token_quotes", "flags_token_only_quote")]["value"] >= 10
 
 
-def test_a_sycophantic_judge_is_uncalibrated_and_cannot_make_a_reviewer_perfect():
+def test_a_sycophantic_judge_is_uncalibrated_and_cannot_make_a_reviewer_perfect(tmp_path):
     # A real-ish review: the table total quoted and named, plus a vague prose remark.
     review = Output("P1/copy-1", detail={"review_text": "Mostly fine.", "prompt_style": "structured", "flags": [
         _flag("Total & 130", "the total does not add up"),
@@ -127,6 +130,13 @@ def test_a_sycophantic_judge_is_uncalibrated_and_cannot_make_a_reviewer_perfect(
     both = paper_audit_metrics(verdicts["controls"], run_id="r", n_interval=20, n_paired=20, n_permutations=5)
     flags = {(r["system"], r["metric"]): r["value"] for r in both.to_pylist()}
     assert flags[("local/sycophant", "judge_uncalibrated")] == 1.0
+    # the report says so, and counts the over-long and token-only quotes
+    combined = pa.concat_tables([verdicts["run-a"], verdicts["controls"]])
+    md = write_paper_report(tmp_path / "report", combined, n_interval=20, n_paired=20, n_permutations=5)[0].read_text()
+    calibration_section = md.split("## Judge calibration")[1].split("## ")[0]
+    assert "local/sycophant" in calibration_section and "excluded (uncalibrated)" in calibration_section
+    quotes_section = md.split("## Quote specificity")[1].split("## ")[0]
+    assert "control:quote_everything" in quotes_section and "control:token_quotes" in quotes_section
 
 
 def test_a_strict_judge_stays_calibrated_and_keeps_its_votes():
