@@ -148,7 +148,8 @@ def adjudicate_paper_controls(items: pa.Table | list[dict[str, Any]], truth: pa.
                               services: LLMServices | None = None, cache_dir: str | None = None,
                               checks: CheckRunner | None = None) -> pa.Table:  # fmt: skip
     """Verdicts (run_id "controls") of the built-in controls (`adjudication.papers.controls`): a null
-    reviewer, a random-quote reviewer and each real reviewer's reviews shuffled across papers,
+    reviewer, a random-quote reviewer, a quote-everything reviewer, a token-quotes reviewer and each
+    real reviewer's reviews shuffled across papers,
     adjudicated exactly like `outputs` (the real reviewers' output rows, any number of systems)."""
     rows = _rows(outputs)
     by_system: dict[str, list[dict[str, Any]]] = {}

@@ -19,7 +19,9 @@ adjudication awards to nothing.
 
 Clean copies are not controlled (a control raises no judged flag on them). The report sets each
 rate beside the real reviewers' and calls the audit invalid when the null control's detection
-rate exceeds `NULL_TOLERANCE` (`scoring.papers.report`).
+rate exceeds `NULL_TOLERANCE`, or any control reaches a reviewer's detection rate within its CI
+(`scoring.papers.metrics.audit_invalid_reasons`). Every panel judge adjudicates the controls
+first; one that credits them is excluded (`adjudication.papers.calibration`).
 """
 
 from __future__ import annotations
