@@ -23,6 +23,7 @@ from audits.base import (
 )
 from audits.summary import PAPER_LEADERBOARD_METRICS, RunSummary, count_outage_answers
 from storage.run_publication import (
+    AuditValidity,
     Submission,
     close_system_run,
     finish_system_runs,
@@ -190,26 +191,24 @@ def build_paper_corpus(config: RunConfig, run_services: RunServices | None) -> L
 
 def adjudicate_paper_runs(config: RunConfig, plan, corpus: LoadedCorpus, cache_dir: str, run_services) -> Verdicts:
     """Each reviewer's stored outputs -> verdicts (quote matching, judge panels, checkers)."""
-    from adjudication.papers.adjudicate import (
-        PaperAdjudicationConfig,
-        adjudicate_paper_controls,
-        adjudicate_paper_run,
-    )
+    from adjudication.papers.adjudicate import PaperAdjudicationConfig, adjudicate_calibrated
 
     adj = section(config, "adjudication", AdjudicationConfig)
     settings = PaperAdjudicationConfig(panel=list(adj.panel), escalation=adj.escalation,
                                        low_confidence=adj.low_confidence, fp_panel=adj.fp_panel,
                                        checker_url=adj.checker_url, cited_texts_dir=adj.cited_texts_dir)  # fmt: skip
-    verdicts = {}
-    for run in plan.runs:
-        print(f"[adjudication] {run.system_label}: matching flags against injections", flush=True)
-        verdicts[run.run_id] = adjudicate_paper_run(corpus.items, corpus.truth, plan.store.read_outputs(run.run_id),
-                                                    settings, services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
-    if plan.runs:  # issue 15: null, random-quote and shuffled-review controls, adjudicated alike
-        print("[adjudication] controls: null, random-quote and shuffled reviews", flush=True)
-        outputs = pa.concat_tables([plan.store.read_outputs(r.run_id) for r in plan.runs], promote_options="default")
-        verdicts["controls"] = adjudicate_paper_controls(corpus.items, corpus.truth, outputs, settings,
-                                                         services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    if not plan.runs:
+        return {}
+    # issue 15 and 21: null, random-quote, quote-everything, token-quote and shuffled-review controls,
+    # adjudicated alike and first, so that judges that credit them are excluded from every verdict
+    print("[adjudication] controls (null, random-quote, quote-everything, token-quotes, shuffled reviews), then "
+          f"{', '.join(r.system_label for r in plan.runs)}: matching flags against injections", flush=True)
+    verdicts, excluded = adjudicate_calibrated(
+        corpus.items, corpus.truth, {r.run_id: plan.store.read_outputs(r.run_id) for r in plan.runs}, settings,
+        services=run_services.llm, cache_dir=cache_dir)  # fmt: skip
+    for judge in sorted(excluded):
+        print(f"[adjudication] judge {judge} is uncalibrated (it credited the controls): its votes are recorded, "
+              "not counted", flush=True)  # fmt: skip
     return verdicts
 
 
@@ -217,7 +216,12 @@ def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, boots
                      allow_incomplete: bool = False) -> PaperScores:  # fmt: skip
     """Each reviewer's verdicts -> detection and false-positive statistics per reviewer (reads the
     stored outputs for error counts; writes nothing)."""
-    from scoring.papers.metrics import paper_audit_metrics, reviewer_audit_rows
+    from scoring.papers.metrics import (
+        CONTROL_PREFIX,
+        audit_invalid_reasons,
+        paper_audit_metrics,
+        reviewer_audit_rows,
+    )
 
     replicates = max(bootstrap, 100)
     # "controls": the built-in control reviewers' verdicts (issue 15), reported beside the reviewers.
@@ -250,6 +254,8 @@ def score_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, *, boots
             "num_unscored": outcomes.count("unscored"),
             "num_errors": sum(1 for e in outputs.column("error").to_pylist() if e is not None),
         }
+        if any(r["system"] == CONTROL_PREFIX + "null" for r in all_rows):  # issue 21: the controls judge the figure
+            scores["audit_invalid_reasons"] = audit_invalid_reasons(all_rows, run.system_label)
         # copies answered during an outage are unscored (adjudication) and retried on resubmission
         outage_items = count_outage_answers(outputs)
         scored.append(ScoredPaperRun(run, outputs, mine, scores, outage_items, not outage_items or allow_incomplete))
@@ -271,6 +277,8 @@ def publish_paper_runs(store: Store, runs: list[Any], verdicts: Verdicts, scored
         store.write_table(run.run_id, "verdicts", verdicts[run.run_id])
         system = close_system_run(store, run, s.outputs, failed, s.metrics, s.scores, outage_items=s.outage_items,
                                   published=s.published, allow_incomplete=scored.allow_incomplete)  # fmt: skip
+        if "audit_invalid_reasons" in s.scores:
+            system.validity = AuditValidity(True, tuple(s.scores["audit_invalid_reasons"]))
         summary.systems.append(system)
         tracked.append((system, run, s.metrics, s.metrics.to_pylist(), {"verdicts.parquet": verdicts[run.run_id]}))
     report_dir = work_dir / "report"

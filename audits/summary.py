@@ -48,12 +48,26 @@ class RunSummary:
         return any(not s.published for s in self.systems)
 
     @property
+    def audit_invalid_reasons(self) -> list[str]:
+        """Every system's AUDIT INVALID reasons, each once (issue 21)."""
+        return list(dict.fromkeys(r for s in self.systems for r in s.validity.reasons))
+
+    @property
     def labelled(self) -> bool:
         return any(s.scores.get("labelled") for s in self.systems) or not self.systems
 
     def render(self) -> str:
-        """The console summary; URLs in it (storage, tracking) lose their userinfo and secret queries."""
-        return redact_text(self._render())
+        """The console summary; URLs in it (storage, tracking) lose their userinfo and secret queries.
+        An invalid audit says so above everything else (issue 21)."""
+        return redact_text(self._banner() + self._render())
+
+    def _banner(self) -> str:
+        reasons = self.audit_invalid_reasons
+        if not reasons:
+            return ""
+        rule = "!" * 100
+        return "\n".join(["", rule, "AUDIT INVALID: the controls say these detection rates must not be published "
+                           "(see the report's Controls section):", *(f"  - {r}" for r in reasons), rule])
 
     def _render(self) -> str:
         if self.columns == LEADERBOARD_METRICS and not self.labelled:

@@ -32,6 +32,7 @@ from cluster.systems_flag import SYSTEMS_SYNTAX, parse_systems_flag  # noqa: E40
 EXIT_OK, EXIT_INCOMPLETE, EXIT_ERRORED_ITEMS, EXIT_BUDGET, EXIT_BAD_INPUT = 0, 1, 3, 4, 2
 EXIT_NOT_TRACKED = 5
 EXIT_LEASE_LOST = 6
+EXIT_AUDIT_INVALID = 7
 
 EPILOG = """
 exit status:
@@ -55,6 +56,11 @@ exit status:
   6  this driver lost the run to another driver (it was frozen, or cut off from storage, for longer than
      the lease's TTL, and the other took the lease over): it stopped handing out shards, no shard it had
      in flight landed after the takeover, and the message names the new owner, who carries the run on
+  7  AUDIT INVALID (paper audits): a control (null, random-quote, quote-everything, token-quotes or a
+     reviewer's shuffled reviews) reaches a reviewer's detection rate within its 95% CI, or the null control
+     detects more than 5% of its injections; everything is stored and the banner above the leaderboard,
+     run_summary.json (audit_validity) and MLflow (tag audit_validity) give the reasons. The figures must
+     not be published as they are
 
 --systems syntax:
   {SYSTEMS}
@@ -465,6 +471,8 @@ def exit_status(outcome, summary) -> int:
         return EXIT_BUDGET
     if not outcome.complete or summary.withheld:
         return EXIT_INCOMPLETE
+    if getattr(summary, "audit_invalid_reasons", None):  # the controls refute the figures (issue 21)
+        return EXIT_AUDIT_INVALID
     return EXIT_ERRORED_ITEMS if summary.errored_items else EXIT_OK
 
 

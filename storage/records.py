@@ -177,6 +177,15 @@ class SystemSpec:
 PromptStyle = Literal["free_form", "concise_structured", "structured", "mechanical", "imported", "control"]
 """How a paper review was made: an LLM prompt, the mechanical reviewer, an imported file, a control."""
 
+QUOTE_MAX_CHARS = 400
+"""Longest flag quote that locates an error (about three sentences); a longer one points everywhere
+(issue 21: applied by `adjudication.papers.quote_match`, quoted by the paper report)."""
+QUOTE_MIN_CHARS = 8
+"""Fewest non-space characters of a flag quote that locates an error; a shorter one is a bare token."""
+CALIBRATION_MAX_CREDIT = 0.05
+"""A judge crediting more than this share of one control's injections is uncalibrated (issue 21:
+applied by `adjudication.papers.calibration`, quoted by the paper report)."""
+
 
 class PaperReview(BaseModel):
     """The detail of a paper reviewer's output: the review, how it was made and its flags (each a

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,22 @@ from storage.tracking import find_system_run, log_job_run, log_system_run, short
 
 #: Characters a report folder name keeps; anything else (a "/", "..", spaces) becomes "_".
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9@._-]+")
+
+
+@dataclass(frozen=True)
+class AuditValidity:
+    """Whether a system's figure stands against the audit's controls (paper audits, issue 21):
+    `reasons` empty when valid; `checked` False when the audit has no controls."""
+
+    checked: bool = False
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def invalid(self) -> bool:
+        return bool(self.reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checked": self.checked, "invalid": self.invalid, "reasons": list(self.reasons)}
 
 
 @dataclass
@@ -41,6 +57,8 @@ class SystemSummary:
     first_error: str | None = None
     tracking_error: str | None = None
     """Why this run is not in MLflow (the tracking server failed after the work); None when logged."""
+    validity: AuditValidity = field(default_factory=AuditValidity)
+    """The audit's verdict on this figure (AUDIT INVALID reasons); unchecked for kinds without controls."""
 
 
 def close_system_run(store: Store, run: Any, outputs: pa.Table, failed: dict[tuple[str, int], str],
@@ -105,7 +123,8 @@ def publish_report(store: Store, systems: list[SystemSummary], runs: list[Any], 
               "coverage": decided_share(s.scores), "num_scored": s.scores.get("num_scored"),
               "num_errors": s.scores.get("num_errors"), "num_parse_failures": s.scores.get("num_parse_failures"),
               "published": s.published, "failed": not s.scored, "first_error": s.first_error,
-              "labelled": s.scores.get("labelled"), "null_reasons": s.scores.get("null_reasons") or {}}
+              "labelled": s.scores.get("labelled"), "null_reasons": s.scores.get("null_reasons") or {},
+              "audit_validity": s.validity.to_json()}
              for s in systems]  # fmt: skip
     store.write_json(key, "run_summary.json", board)
     # A stable pointer per corpus and day to the newest report (the folders themselves never collide).
@@ -216,7 +235,10 @@ def track_system_runs(store: Store, tracked: list[tuple], tracking_uri: str, exp
                 params=params, metrics=metrics, artifact_dir=artifact_dir,
                 tags={"status": system.status, "storage": store.uri_of(system.run_id),
                       **{k: v for k, v in line_up.items() if v is not None},
-                      **({"first_error": system.first_error[:5000]} if system.first_error else {})},
+                      **({"first_error": system.first_error[:5000]} if system.first_error else {}),
+                      **({"audit_validity": "invalid" if system.validity.invalid else "valid",
+                          "audit_invalid_reasons": "\n".join(system.validity.reasons)[:5000]}
+                         if system.validity.checked else {})},
                 failed=not system.scored, storage=store.uri, changing_params=changing,
                 parent_run_id=job_run_ids[name], started_at=submission.started_at,
             )  # fmt: skip

@@ -10,11 +10,16 @@ their detail); clean copies through false-positive adjudication
 (`adjudication.papers.false_positive`), one row per flag. Each output row's own `run_id` and `system`
 go onto its verdicts, so one call can take the outputs of several reviewers. An output whose copy
 has no truth or no item is an error (a coverage problem the caller must see), not a skip.
+
+`adjudicate_calibrated` is what an audit runs (issue 21): the controls first, with every judge;
+judges that credit a control (`adjudication.papers.calibration`) are then excluded from the
+verdicts of every reviewer and of the controls (their votes recorded, not counted).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +29,7 @@ import pyarrow as pa
 
 from adjudication.check_runner import CheckRunner, LocalChecks, ServiceChecks
 from adjudication.judge import Judge, JudgeSpec
+from adjudication.papers.calibration import uncalibrated_judges
 from adjudication.papers.controls import control_cases
 from adjudication.papers.detection import DetectionMatcher
 from adjudication.papers.false_positive import FalsePositiveAdjudicator
@@ -31,7 +37,7 @@ from clients.llm_gateway import LLMServices
 from storage.outages import outage_sources
 from storage.schemas import VERDICT_SCHEMA, table_from_rows
 
-__all__ = ["PaperAdjudicationConfig", "adjudicate_paper_controls", "adjudicate_paper_run",
+__all__ = ["PaperAdjudicationConfig", "adjudicate_calibrated", "adjudicate_paper_controls", "adjudicate_paper_run",
            "adjudicate_paper_run_async"]
 
 JudgeLike = JudgeSpec | str | dict[str, Any]
@@ -62,11 +68,14 @@ class PaperAdjudicationConfig:
     """Directory of `<bibkey>.txt` files: cited works' text for the citation panel."""
     concurrency: int = 8
     """(copy, reviewer) pairs adjudicated at once."""
+    uncalibrated: frozenset[str] = frozenset()
+    """Detection judges (model names) whose votes are recorded but not counted (judge calibration)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _judges(specs: list[JudgeLike] | None, services: LLMServices, cache_dir: str | None) -> list[Judge]:
-    return [Judge(JudgeSpec.parse(s), services, cache_dir) for s in specs or []]
+    # an object that already votes (a local judge) is used as it is
+    return [s if hasattr(s, "detection_vote") else Judge(JudgeSpec.parse(s), services, cache_dir) for s in specs or []]
 
 
 def _cited_texts(directory: str | None) -> dict[str, str]:
@@ -90,7 +99,7 @@ async def adjudicate_paper_run_async(items: pa.Table | list[dict[str, Any]], tru
     panel = _judges(config.panel, services, cache_dir)
     escalation = _judges([config.escalation], services, cache_dir)[0] if config.escalation else None
     fp_panel = _judges(config.fp_panel, services, cache_dir) or panel
-    detection = DetectionMatcher(panel, escalation, config.low_confidence)
+    detection = DetectionMatcher(panel, escalation, config.low_confidence, uncalibrated=config.uncalibrated)
     fp = FalsePositiveAdjudicator(
         general_panel=fp_panel, checks=checks, citation_panel=_judges(config.citation_panel, services, cache_dir) or None,
         typer=_judges([config.typer], services, cache_dir)[0] if config.typer else None,
@@ -139,7 +148,8 @@ def adjudicate_paper_controls(items: pa.Table | list[dict[str, Any]], truth: pa.
                               services: LLMServices | None = None, cache_dir: str | None = None,
                               checks: CheckRunner | None = None) -> pa.Table:  # fmt: skip
     """Verdicts (run_id "controls") of the built-in controls (`adjudication.papers.controls`): a null
-    reviewer, a random-quote reviewer and each real reviewer's reviews shuffled across papers,
+    reviewer, a random-quote reviewer, a quote-everything reviewer, a token-quotes reviewer and each
+    real reviewer's reviews shuffled across papers,
     adjudicated exactly like `outputs` (the real reviewers' output rows, any number of systems)."""
     rows = _rows(outputs)
     by_system: dict[str, list[dict[str, Any]]] = {}
@@ -149,3 +159,25 @@ def adjudicate_paper_controls(items: pa.Table | list[dict[str, Any]], truth: pa.
     truths = {r["item_id"]: json.loads(r["extra_json"] or "{}") for r in _rows(truth)}
     cases = control_cases(payloads, truths, by_system)
     return adjudicate_paper_run(items, truth, cases, config, services=services, cache_dir=cache_dir, checks=checks)
+
+
+def adjudicate_calibrated(items: pa.Table | list[dict[str, Any]], truth: pa.Table | list[dict[str, Any]],
+                          outputs_by_run: dict[str, pa.Table | list[dict[str, Any]]], config: PaperAdjudicationConfig,
+                          *, services: LLMServices | None = None, cache_dir: str | None = None,
+                          checks: CheckRunner | None = None) -> tuple[dict[str, pa.Table], frozenset[str]]:  # fmt: skip
+    """Verdicts per run id (and "controls") with judge calibration, and the judges excluded.
+
+    The controls are adjudicated first by every judge; a judge crediting a control above
+    `CALIBRATION_MAX_CREDIT` is excluded from every verdict after that, the controls' included
+    (their second pass reads the judges' cached answers)."""
+    all_outputs = [r for rows in outputs_by_run.values() for r in _rows(rows)]
+    kw = {"services": services, "cache_dir": cache_dir, "checks": checks}
+    controls = adjudicate_paper_controls(items, truth, all_outputs, config, **kw) if outputs_by_run else None
+    excluded = uncalibrated_judges(controls.to_pylist()) if controls is not None else frozenset()
+    if excluded:
+        config = dataclasses.replace(config, uncalibrated=excluded)
+        controls = adjudicate_paper_controls(items, truth, all_outputs, config, **kw)
+    verdicts = {run_id: adjudicate_paper_run(items, truth, rows, config, **kw) for run_id, rows in outputs_by_run.items()}
+    if controls is not None:
+        verdicts["controls"] = controls
+    return verdicts, excluded

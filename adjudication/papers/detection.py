@@ -3,8 +3,12 @@
 Reference 002, §2.4, hardened by issue 15 so that a verdict of `detected` cannot be gamed. Per
 injection, in order:
 
-1. quote match (`adjudication.papers.quote_match`): a flag quoting the injection's changed characters
-   -> `detected`, one vote with role `quote_match`, no model called;
+1. quote match (`adjudication.papers.quote_match`): a flag whose quote is specific (at most
+   `MAX_QUOTE_CHARS`, at least `MIN_QUOTE_CHARS` non-space characters), overlaps the injection's
+   changed characters and whose description names the error (`names_the_error`) -> `detected`,
+   one vote with role `quote_match`, no model called. A located quote whose description does not
+   name the error is left to the panel; without a panel the injection is `missed`
+   (`matched_by: "quote_unnamed"`);
 2. the panel: every judge gets the review (text and flags) and the injection record and answers
    {detected, confidence, evidence, reason}. A "detected" vote counts only when its evidence is
    found in the review (`evidence_in_review`: rapidfuzz partial_ratio of the normalised evidence
@@ -15,6 +19,11 @@ injection, in order:
    answering judge sends the injection to one escalation judge that also gets the full paper;
    its answer (vetted like a panel vote, and itself needing confidence >= `low_confidence`) is
    the verdict.
+
+Judge calibration (issue 21, `adjudication.papers.calibration`): judges named in
+`uncalibrated` (they credited the controls) are still asked and their votes recorded with role
+`uncalibrated`, but they never count; with no calibrated panel judge left the panel is as if not
+configured.
 
 A verdict the rules above cannot reach is `undecided`, never `detected`: a failed, unreadable or
 unsure escalation, or an unsure/split panel with no escalation judge configured. Undecided
@@ -36,12 +45,19 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from adjudication.judge import Judge, vote
-from adjudication.papers.quote_match import changed_span, normalize, quote_matches
+from adjudication.papers.quote_match import (
+    changed_span,
+    flag_quotes,
+    names_the_error,
+    normalize,
+    quote_matches,
+    quote_specificity,
+)
 from adjudication.papers.source import paper_text
 from storage.records import Output, PaperReview
 
 __all__ = ["DETECTION_PROMPT", "EVIDENCE_MIN_CHARS", "EVIDENCE_MIN_RATIO", "DetectionMatcher", "evidence_in_review",
-           "majority"]
+           "majority", "quote_tally"]
 
 EVIDENCE_MIN_RATIO = 85.0
 """rapidfuzz partial_ratio (0-100) a judge's normalised evidence must reach against the normalised
@@ -65,6 +81,10 @@ Injected text: {injected}
 Changed characters: "{changed_original}" -> "{changed_injected}" (the review must address this change)
 Why it is an error: {rationale}
 {paper}
+Detected means the review both points at this place (not at a whole file or section, not at a single
+symbol found everywhere) and says what is wrong there (the changed value or the kind of error, e.g. a
+sign, a coefficient, a total, a reference). "Something here may be wrong" is not a detection.
+
 Answer with JSON only:
 {{"detected": true or false, "confidence": 0.0 to 1.0,
   "evidence": "the review passage that identifies the error, or null",
@@ -119,6 +139,19 @@ def majority(votes: list[dict[str, Any]]) -> tuple[bool | None, bool, float | No
     return verdict, min(yes, no) == 0, (sum(side) / len(side) if side else None)
 
 
+def _model(judge: Any) -> str | None:
+    spec = getattr(judge, "spec", None)  # duck-typed judges (tests' fixed answers) may have none
+    return getattr(spec, "model", None)
+
+
+def quote_tally(review: PaperReview) -> dict[str, int]:
+    """The review's flags by the specificity of their quotes (issue 21): how many flags carry a
+    quote, and how many of those are over-long (a whole file) or token-only (a bare symbol)."""
+    kinds = [quote_specificity(q) for f in review.flags for q in flag_quotes(f)[:1]]
+    return {"flags": len(review.flags), "quoted": len(kinds), "over_long": kinds.count("over_long"),
+            "token_only": kinds.count("token_only")}
+
+
 @dataclass
 class DetectionMatcher:
     """The panel, the escalation judge and the escalation rule."""
@@ -127,42 +160,61 @@ class DetectionMatcher:
     escalation: Judge | None = None
     low_confidence: float = 0.7
     """A majority whose mean confidence is below this escalates."""
+    uncalibrated: frozenset[str] = frozenset()
+    """Judge models whose votes are recorded but not counted (they credited the controls)."""
+
+    def _counted(self, votes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [v for v in votes if v.get("role") != "uncalibrated"]
+
+    def _mark(self, vote_: dict[str, Any]) -> dict[str, Any]:
+        return vote_ | {"role": "uncalibrated"} if vote_.get("judge") in self.uncalibrated else vote_
 
     async def judge_injection(self, injection: dict[str, Any], review: PaperReview,
                               files: dict[str, str], main_file: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:  # fmt: skip
         """(outcome, votes, detail additions) for one injection and one review."""
+        located = None  # a flag that quotes the change but does not say what is wrong
         for flag in review.flags:
             evidence = quote_matches(flag, injection, files)
-            if evidence:
+            if evidence and names_the_error(flag.get("description"), injection):
                 return "detected", [vote("mechanical", "mechanical", "quote_match", detected=True, confidence=1.0,
                                          evidence=flag.get("quote"), reason=f"{flag['flag_id']}: {evidence}")], \
                     {"matched_by": "quote", "escalated": False, "unanimous": None}  # fmt: skip
+            located = located or (flag["flag_id"] if evidence else None)
         fields = {k: injection.get(k, "") for k in ("injection_id", "error_type", "severity", "subtype", "file",
                                                     "start", "end", "original", "injected", "rationale",
                                                     "changed_original", "changed_injected")}  # fmt: skip
         if review.found_nothing:
             # Nothing was raised (a mechanical review's findings are its flags): nothing to ask judges about.
             return "missed", [], {"matched_by": "no_findings", "escalated": False, "unanimous": None}
-        if not self.panel and self.escalation is None:
-            # Quote matching only (no judges configured): an injection no flag quotes is missed.
-            return "missed", [], {"matched_by": "quote_only", "escalated": False, "unanimous": None}
+        calibrated = [j for j in self.panel if _model(j) not in self.uncalibrated]
+        escalation = self.escalation if self.escalation and _model(self.escalation) not in self.uncalibrated else None
         rendered = render_review(review)
         prompt = DETECTION_PROMPT.format(review=rendered, paper="", **fields)
-        votes = [vet_vote(v, rendered) for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
-        verdict, unanimous, confidence = majority(votes)
+        votes = [self._mark(vet_vote(v, rendered))
+                 for v in await asyncio.gather(*(j.detection_vote(prompt, "panel") for j in self.panel))]
+        if not calibrated and escalation is None:
+            # Quote matching only (no calibrated judge; uncalibrated ones' votes are kept on the record):
+            # an injection no flag quotes and names is missed.
+            extra = {"matched_by": "quote_unnamed" if located else "quote_only", "escalated": False, "unanimous": None}
+            if located:
+                extra["located_by"] = located
+            if self.panel:
+                extra["uncalibrated_judges"] = sorted(self.uncalibrated)
+            return "missed", votes, extra
+        verdict, unanimous, confidence = majority(self._counted(votes))
         split = verdict is None or not unanimous
         unsure = confidence is None or confidence < self.low_confidence
         if not (split or unsure):
             return ("detected" if verdict else "missed"), votes, {"matched_by": "panel", "escalated": False,
                                                                   "unanimous": unanimous}  # fmt: skip
-        if self.escalation is None:
+        if escalation is None:
             return "undecided", votes, {"matched_by": "panel", "escalated": False, "unanimous": unanimous if votes else None,
                                         "undecided_reason": "panel split or unsure and no escalation judge"}  # fmt: skip
         full = ESCALATION_HEADER + paper_text(files, main_file) + "\n"
-        esc = vet_vote(await self.escalation.detection_vote(
+        esc = vet_vote(await escalation.detection_vote(
             DETECTION_PROMPT.format(review=rendered, paper=full, **fields), "escalation"), rendered)
         votes.append(esc)
-        all_answered = [v["detected"] for v in votes if v["detected"] is not None]
+        all_answered = [v["detected"] for v in self._counted(votes) if v["detected"] is not None]
         extra = {"matched_by": "escalation", "escalated": True, "unanimous": len(set(all_answered)) == 1}
         if esc["detected"] is None:
             # A failed or impossible escalation decides nothing: the low-confidence panel vote never stands.
@@ -193,8 +245,11 @@ class DetectionMatcher:
                 review = Output.from_row(output).detail_as(PaperReview)
             except ValueError as exc:  # a reviewer outside the contract: this review unscored, the others kept
                 unscored = str(exc)
+        tally = quote_tally(review) if review is not None else None
         for injection in truth.get("injections", []):
             base = {k: injection.get(k) for k in ("error_type", "severity", "subtype")}
+            if tally is not None:  # the review's quotes by specificity, the same on each row of the copy
+                base["review_quotes"] = tally
             base.update(paper_id=truth.get("paper_id"), copy=truth.get("copy"), visible=self.visible(injection, review))
             if review is None:
                 outcome, votes = "unscored", []

@@ -11,20 +11,82 @@ a mechanical check rests on) either
    characters or more, the aligned part covers the changed characters, and it is closer to the
    injected window than to the original one (the reviewer quoted the changed wording).
 
+Issue 21, quote specificity: only a quote short enough to locate counts. A quote longer than
+`MAX_QUOTE_CHARS` characters (a whole file, a whole section: "over_long") or with fewer than
+`MIN_QUOTE_CHARS` non-space characters (a bare token such as "0", "+", "in", "}": "token_only")
+never matches, however it overlaps; `quote_specificity` classifies a quote and the scoring counts
+both kinds per reviewer. A located quote detects only when the flag's description names the error
+(`names_the_error`: it mentions the changed value or the kind of error); otherwise the judges are
+asked (with a panel) or the injection is missed (without one).
+
 Only positive matches are decided here; everything else goes to the judge panel.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from rapidfuzz import fuzz
 
-__all__ = ["changed_span", "flag_quotes", "normalize", "quote_matches"]
+from storage.records import QUOTE_MAX_CHARS, QUOTE_MIN_CHARS
+
+__all__ = ["KIND_WORDS", "MAX_QUOTE_CHARS", "MIN_QUOTE_CHARS", "QuoteKind", "changed_span", "flag_quotes",
+           "names_the_error", "normalize", "quote_matches", "quote_specificity"]
 
 _MIN_FUZZY = 8
 _FUZZY_THRESHOLD = 90.0
+MAX_QUOTE_CHARS = QUOTE_MAX_CHARS
+MIN_QUOTE_CHARS = QUOTE_MIN_CHARS
+QuoteKind = Literal["specific", "over_long", "token_only"]
+
+KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "mathematics": ("sign", "coefficient", "exponent", "power", "equation", "formula", "term", "factor", "prefactor",
+                    "bound", "index", "indices", "limit", "integral", "sum", "product", "operator", "dimension",
+                    "unit", "shape", "identity", "equality", "derivation", "expression", "does not hold", "step",
+                    "normalis", "normaliz", "inconsisten", "symbol", "notation"),
+    "numerics": ("number", "value", "total", "sum", "digit", "percent", "%", "ratio", "count", "decimal",
+                 "magnitude", "table", "row", "column", "constant", "sample size", "arithmetic", "add up", "adds up",
+                 "disagree", "mismatch", "inconsisten", "differ", "abstract", "figure", "share"),
+    "citations": ("cite", "citation", "reference", "attribut", "misquot", "misrepresent", "misstat", "claim",
+                  "bound", "qualifier", "revers", "condition", "methodolog", "the cited"),
+    "general": ("reference", "\\ref", "label", "??", "contradict", "inconsisten", "typo", "word", "spelling",
+                "grammar", "claim", "unsupported", "evidence", "overclaim", "overstat", "generali", "notation",
+                "symbol", "procedure", "method"),
+}
+"""Words that name the kind of an error of each type (matched at a word start, case-insensitive)."""
+_KIND_RE = {t: re.compile("|".join(r"\b" + re.escape(w) if w[0].isalnum() else re.escape(w) for w in words),
+                          re.IGNORECASE) for t, words in KIND_WORDS.items()}  # fmt: skip
+
+
+def quote_specificity(quote: str) -> QuoteKind:
+    """"over_long" (more than MAX_QUOTE_CHARS), "token_only" (fewer than MIN_QUOTE_CHARS non-space
+    characters) or "specific" (a quote that can locate one error)."""
+    text = (quote or "").strip()
+    if len(text) > MAX_QUOTE_CHARS:
+        return "over_long"
+    if len(re.sub(r"\s", "", text)) < MIN_QUOTE_CHARS:
+        return "token_only"
+    return "specific"
+
+
+def names_the_error(description: str | None, injection: dict[str, Any]) -> bool:
+    """Does a flag's description name the injected error: mention the changed value (either side,
+    as a whole token) or a word for the error's kind (`KIND_WORDS` of its type)? The rule used in
+    place of judges for a located quote."""
+    text = description or ""
+    if not text.strip():
+        return False
+    for side in ("changed_injected", "changed_original"):
+        value = str(injection.get(side) or "").strip()
+        # a one-character change ("+" -> "-") is too common to count as named; its kind word must say it
+        if len(value) >= 2 or value.isalnum():
+            pattern = (r"(?<![\w.])" if value[:1].isalnum() else "") + re.escape(value) + (
+                r"(?![\w])" if value[-1:].isalnum() else "")
+            if value and re.search(pattern, text):
+                return True
+    kinds = [injection.get("error_type")] if injection.get("error_type") in KIND_WORDS else list(KIND_WORDS)
+    return any(_KIND_RE[k].search(text) for k in kinds)
 
 
 def normalize(text: str) -> str:
@@ -82,6 +144,8 @@ def quote_matches(flag: dict[str, Any], injection: dict[str, Any], files: dict[s
     rel_s, rel_e = (cs - start, ce - start) if has_changed else (0, len(window))
     w, ws, we = _normalized_window(window, rel_s, rel_e)
     for quote in flag_quotes(flag):
+        if quote_specificity(quote) != "specific":  # a whole file or a bare token locates nothing
+            continue
         if source and cs >= 0:
             for s, e in _find_spans(source, quote.strip()):
                 if _overlaps(s, e, cs, ce):

@@ -88,7 +88,7 @@ def paper_audit_metrics(verdicts: pa.Table, *, run_id: str, families: Mapping[st
             + judge_agreement_rows(pv, run_id, W) + panel_rate_rows(pv, run_id, W)
             + self_preference_rows(pv, run_id, W, families or {}) + leave_one_judge_out_rows(pv, run_id, W)
             + coupling_rows(pv, run_id, W) + reviewer_agreement_rows(grouped_reviewers(pv, agreement_groups or {}), run_id, W))
-    rows += count_rows(pv, run_id, W, ALL)
+    rows += count_rows(pv, run_id, W, ALL) + calibration_rows(pv, run_id)
     if natural.num_rows:  # issue 15: real errata, scored apart (strata "track=natural|...")
         nv = read_paper_verdicts(natural)
         Wn = weights(len(nv.papers), n_interval, seed + 2)
@@ -119,7 +119,10 @@ def split_tracks(verdicts: pa.Table) -> tuple[pa.Table, pa.Table]:
 
 
 def count_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray, stratum_: str) -> list[dict[str, Any]]:
-    """Per reviewer: all / visible injection counts and the detection rate over all injections.
+    """Per reviewer: all / visible injection counts, the detection rate over all injections and
+    its flags on injected copies by quote specificity (issue 21: `flags_quoted`,
+    `flags_over_long_quote` quoting more than a locatable span, `flags_token_only_quote` quoting a
+    bare token; n = flags raised).
 
     `detection_over_all` = detected / every injection verdict (undecided and unscored ones stay in
     the denominator). For a control this is the figure its validity is judged on: judges that
@@ -137,6 +140,31 @@ def count_rows(pv: PaperVerdicts, run_id: str, W: np.ndarray, stratum_: str) -> 
                  metric_row(run_id, system, "all_injections", stratum_, len(mine), n=len(mine)),
                  metric_row(run_id, system, "visible_injections", stratum_, sum(v.visible is not False for v in mine),
                             n=len(mine))]  # fmt: skip
+        per_copy = {v.item_id: v.review_quotes for v in mine if v.review_quotes}  # one tally per reviewed copy
+        if per_copy:
+            flags = sum(t.get("flags", 0) for t in per_copy.values())
+            rows += [metric_row(run_id, system, f"flags_{key}", stratum_, sum(t.get(name, 0) for t in per_copy.values()),
+                                n=flags) for key, name in (("quoted", "quoted"), ("over_long_quote", "over_long"),
+                                                           ("token_only_quote", "token_only"))]  # fmt: skip
+    return rows
+
+
+def calibration_rows(pv: PaperVerdicts, run_id: str) -> list[dict[str, Any]]:
+    """Judge calibration (issue 21), from the controls' votes: per judge, `judge_control_credit`
+    (stratum `control=<name>`: injections of that control it voted detected / all of them) and
+    `judge_uncalibrated` (1 when adjudication excluded its votes: they carry role `uncalibrated`)."""
+    controls = sorted({v.system for v in pv.injections if v.system.startswith(CONTROL_PREFIX)})
+    judged = [v for v in pv.injections if v.system in controls]
+    judges = sorted({j.judge for v in judged for j in v.votes if j.role in ("panel", "escalation", "uncalibrated")})
+    rows = []
+    for judge in judges:
+        for control in controls:
+            mine = [v for v in judged if v.system == control]
+            yes = sum(any(j.judge == judge and j.detected is True for j in v.votes) for v in mine)
+            rows.append(metric_row(run_id, judge, "judge_control_credit", f"control={control.removeprefix(CONTROL_PREFIX)}",
+                                   yes / len(mine) if mine else math.nan, n=len(mine)))  # fmt: skip
+        excluded = any(j.judge == judge and j.role == "uncalibrated" for v in pv.injections for j in v.votes)
+        rows.append(metric_row(run_id, judge, "judge_uncalibrated", ALL, float(excluded), n=1))
     return rows
 
 
@@ -164,45 +192,97 @@ def injection_validity_rows(truth: pa.Table | Iterable[dict[str, Any]], run_id: 
     return [metric_row(run_id, ALL, name, ALL, value, n=value) for name, value in tally.items()]
 
 
+CONTROL_NAMES = ("null", "random_quote", "quote_everything", "token_quotes")
+"""The controls of every paper audit besides each reviewer's shuffled reviews (`adjudication.papers.controls`)."""
+
+
 def reviewer_audit_rows(rows: Sequence[dict[str, Any]], system: str, run_id: str) -> list[dict[str, Any]]:
     """What a reviewer's own MLflow run needs beside its metric rows: the controls' rates scored
     like it (`control_<name>_<metric>`, the shuffled control being its own reviews shuffled), the
-    audit-wide resample and injection-validity counts, and `audit_invalid` (1 when the null
-    control detects more than the tolerance)."""
+    audit-wide resample and injection-validity counts, the judges excluded by calibration
+    (`uncalibrated_judges`) and `audit_invalid` (1 when `audit_invalid_reasons` names any reason
+    for this reviewer)."""
     out = []
-    controls = {"null": CONTROL_PREFIX + "null", "random_quote": CONTROL_PREFIX + "random_quote",
-                "shuffled": f"{CONTROL_PREFIX}shuffled:{system}"}
+    controls = {name: CONTROL_PREFIX + name for name in CONTROL_NAMES} | {"shuffled": f"{CONTROL_PREFIX}shuffled:{system}"}
     for name, control in controls.items():
         for r in rows:
             if (r["system"] == control and r["stratum"] in (ALL, _in_track(ALL))  # headline strata only
                     and r["metric"] in ("detection_rate", "detection_over_all", "undecided_injections", "all_injections")):
                 out.append(r | {"run_id": run_id, "system": system, "metric": f"control_{name}_{r['metric']}"})
     out += [r | {"run_id": run_id, "system": system} for r in rows if r["system"] == ALL and r["metric"] in AUDIT_METRICS]
+    uncalibrated = [r for r in rows if r["metric"] == "judge_uncalibrated"]
+    if uncalibrated:
+        out.append(metric_row(run_id, system, "uncalibrated_judges", ALL, sum(r["value"] for r in uncalibrated),
+                              n=len(uncalibrated)))  # fmt: skip
     has_null = any(r["system"] == controls["null"] for r in rows)
     if has_null:
-        invalid = audit_validity(rows) is not None
+        invalid = bool(audit_invalid_reasons(rows, system))
         out.append(metric_row(run_id, system, "audit_invalid", ALL, float(invalid), n=1))
     return out
 
 
 NULL_TOLERANCE = 0.05
 """The null control may detect at most this share of injections (`adjudication.papers.controls`)."""
+_TRACKS = ((ALL, "injected"), (_in_track(ALL), NATURAL))
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _control_rate(found: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A control's rate over every injection it was scored on (`detection_over_all`: undecided
+    verdicts stay in the denominator, so judges refusing to answer cannot make its rate look large
+    or vanish); a table without that row falls back to the detection rate."""
+    r = found.get("detection_over_all") or found.get("detection_rate")
+    return r if r is not None and _finite(r["value"]) else None
+
+
+def reviewers_of(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The real reviewers of a metric table (not controls, pairs, judges or the audit-wide rows)."""
+    return sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and r["stratum"] == ALL
+                   and " vs " not in r["system"] and r["system"] != ALL and not r["system"].startswith(CONTROL_PREFIX)})
+
+
+def audit_invalid_reasons(rows: Sequence[dict[str, Any]], system: str | None = None) -> list[str]:
+    """Why the audit (or, with `system`, that reviewer's figure) is invalid; empty when it is valid.
+
+    1. The null control detects more than `NULL_TOLERANCE` of a track's injections: the
+       adjudication awards detections to nothing (every reviewer is concerned).
+    2. Any control (null, random-quote, quote-everything, token-quotes, the reviewer's own reviews
+       shuffled) reaches a reviewer's detection rate within its interval: the control's rate over
+       all its injections is above zero and at least the reviewer's 95% CI lower bound. The
+       published rate is then not distinguishable from what the control earns; a control above
+       the reviewer's rate itself is said to beat it (issue 21)."""
+    idx: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        idx.setdefault((r["system"], r["stratum"]), {})[r["metric"]] = r
+    reasons = []
+    for stratum_, track in _TRACKS:
+        null = _control_rate(idx.get((CONTROL_PREFIX + "null", stratum_), {}))
+        if null is not None and null["value"] > NULL_TOLERANCE:
+            over = "all its injections" if null["metric"] == "detection_over_all" else "its decided injections"
+            reasons.append(f"AUDIT INVALID: the null control (a review with no findings) scored detection rate "
+                           f"{null['value']:.3f} > {NULL_TOLERANCE:.2f} over {over} ({track} track, "
+                           f"n = {null.get('n', '?')}); the adjudication awards detections to nothing.")  # fmt: skip
+        for reviewer in [system] if system is not None else reviewers_of(rows):
+            own = idx.get((reviewer, stratum_), {}).get("detection_rate")
+            if own is None or not _finite(own["value"]):
+                continue
+            low = own["ci_low"] if _finite(own.get("ci_low")) else own["value"]
+            for name in (*CONTROL_NAMES, f"shuffled:{reviewer}"):
+                control = _control_rate(idx.get((CONTROL_PREFIX + name, stratum_), {}))
+                if control is None or control["value"] <= 0 or control["value"] < low:
+                    continue
+                how = "beats" if control["value"] > own["value"] else "reaches"
+                reasons.append(f"AUDIT INVALID: the {name.split(':')[0]} control ({control['value']:.3f} over "
+                               f"n = {control.get('n', '?')}) {how} reviewer {reviewer}'s detection rate "
+                               f"{own['value']:.3f} [95% CI low {low:.3f}] ({track} track): its figure is not above "
+                               "what the control earns.")  # fmt: skip
+    return reasons
 
 
 def audit_validity(rows: Sequence[dict[str, Any]]) -> str | None:
-    """Why the audit is invalid (its null control detects more than `NULL_TOLERANCE` of a track's
-    injections), else None. The rate is taken over every injection the null control was scored on
-    (`detection_over_all`): undecided verdicts stay in the denominator, so judges refusing to
-    answer cannot make a null control's rate look large or vanish; a table without that row
-    falls back to the detection rate."""
-    null = CONTROL_PREFIX + "null"
-    for stratum_, track in ((ALL, "injected"), (_in_track(ALL), NATURAL)):
-        found = {r["metric"]: r for r in rows if r["system"] == null and r["stratum"] == stratum_}
-        r = found.get("detection_over_all") or found.get("detection_rate")
-        if r is None or r["value"] is None or not math.isfinite(r["value"]) or r["value"] <= NULL_TOLERANCE:
-            continue
-        over = "all its injections" if r["metric"] == "detection_over_all" else "its decided injections"
-        return (f"AUDIT INVALID: the null control (a review with no findings) scored detection rate "
-                f"{r['value']:.3f} > {NULL_TOLERANCE:.2f} over {over} ({track} track, n = {r.get('n', '?')}); "
-                "the adjudication awards detections to nothing.")
-    return None
+    """Every reason the audit is invalid (`audit_invalid_reasons`), one per line; None when valid."""
+    reasons = audit_invalid_reasons(rows)
+    return "\n".join(reasons) if reasons else None

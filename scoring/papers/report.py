@@ -35,6 +35,9 @@ from scoring.report_pages import (
     write_metrics_csv,
     write_page,
 )
+from storage.records import CALIBRATION_MAX_CREDIT
+from storage.records import QUOTE_MAX_CHARS as MAX_QUOTE_CHARS
+from storage.records import QUOTE_MIN_CHARS as MIN_QUOTE_CHARS
 
 GLOSSARY = (
     ("detection rate", "share of injected errors the reviewer found (a judge panel or the quote matcher says its "
@@ -70,15 +73,41 @@ def _controls(rows: Sequence[dict], track: str = "all") -> Table:
     reviewers = sorted({r["system"] for r in rows if r["metric"] == "detection_rate" and " vs " not in r["system"]
                         and r["system"] != "all" and not r["system"].startswith(CONTROL_PREFIX)})
     head = ["reviewer", "detection", "null control", "null control over all (undecided / all)",
-            "random-quote control", "random-quote over all", "shuffled-review control", "shuffled over all"]
+            "random-quote control", "random-quote over all", "shuffled-review control", "shuffled over all",
+            "quote-everything over all", "token-quotes over all"]
     null, rand = CONTROL_PREFIX + "null", CONTROL_PREFIX + "random_quote"
+    everything, tokens = CONTROL_PREFIX + "quote_everything", CONTROL_PREFIX + "token_quotes"
     body = [[s, _fmt(idx.get((s, "detection_rate", track))), _fmt(idx.get((null, "detection_rate", track))),
              f"{_fmt(idx.get((null, 'detection_over_all', track)))} ({_count(idx.get((null, 'undecided_injections', track)))}"
              f"/{_count(idx.get((null, 'all_injections', track)))})",
              _fmt(idx.get((rand, "detection_rate", track))), _fmt(idx.get((rand, "detection_over_all", track))),
              _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_rate", track))),
-             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_over_all", track)))] for s in reviewers]
+             _fmt(idx.get((f"{CONTROL_PREFIX}shuffled:{s}", "detection_over_all", track))),
+             _fmt(idx.get((everything, "detection_over_all", track))),
+             _fmt(idx.get((tokens, "detection_over_all", track)))] for s in reviewers]
     return head, body
+
+
+def _quote_table(rows: Sequence[dict]) -> Table:
+    """Per reviewer and control: flags on injected copies, and how many quote too much or too little."""
+    idx = {(r["system"], r["metric"]): r for r in rows if r["stratum"] == "all"}
+    systems = sorted({s for s, m in idx if m == "flags_quoted"})
+    body = [[s, str(idx[(s, "flags_quoted")]["n"]), _count(idx.get((s, "flags_quoted"))),
+             _count(idx.get((s, "flags_over_long_quote"))), _count(idx.get((s, "flags_token_only_quote")))]
+            for s in systems]
+    return ["reviewer", "flags", "with a quote", f"over-long (> {MAX_QUOTE_CHARS} chars)",
+            f"token-only (< {MIN_QUOTE_CHARS} non-space chars)"], body
+
+
+def _calibration_table(rows: Sequence[dict]) -> Table:
+    """Per judge: the share of each control's injections it credited, and whether its votes count."""
+    credit = [r for r in rows if r["metric"] == "judge_control_credit"]
+    controls = sorted({r["stratum"].removeprefix("control=") for r in credit})
+    idx = {(r["system"], r["stratum"].removeprefix("control=")): r for r in credit}
+    excluded = {r["system"]: r["value"] for r in rows if r["metric"] == "judge_uncalibrated"}
+    body = [[j, *[_fmt(idx.get((j, c))) for c in controls],
+             "excluded (uncalibrated)" if excluded.get(j) else "counted"] for j in sorted({r["system"] for r in credit})]
+    return ["judge", *controls, "votes"], body
 
 
 def _audit_count(rows: Sequence[dict], metric: str, default: int | None = None) -> int | None:
@@ -167,11 +196,21 @@ def _sections(rows: Sequence[dict]) -> list[tuple[str, str, Table]]:
     sections = [
         ("Controls", "Each reviewer's detection rate beside the built-in controls scored by the same adjudication: "
          "a null reviewer (no findings), a random-quote reviewer (quotes random sentences of the paper) and the "
-         f"reviewer's own reviews scored against another paper's injections. A null control above "
+         f"reviewer's own reviews scored against another paper's injections, a review quoting every file whole and one "
+         f"quoting bare tokens. A null control above "
          f"{NULL_TOLERANCE:.0%} of all its injections (undecided ones counted in the denominator; in brackets: "
-         "undecided / all) makes the audit invalid."
+         "undecided / all), or any control above 0 that reaches a reviewer's 95% CI lower bound, makes the audit "
+         "invalid."
          + ("" if has_null else " No control verdicts in this table: the audit's validity is not checked."),
          _controls(rows)),
+        ("Quote specificity", f"Flags on injected copies by their quote: a quote over {MAX_QUOTE_CHARS} characters "
+         f"(a whole file) or under {MIN_QUOTE_CHARS} non-space characters (a bare token) locates nothing and never "
+         "counts as a detection; a located quote counts only when its description names the error.",
+         _quote_table(rows)),
+        ("Judge calibration", "Share of each control's injections each judge voted detected (evidence vetted). A "
+         f"judge crediting any control on more than {CALIBRATION_MAX_CREDIT:.0%} of its injections is uncalibrated: its votes are recorded, "
+         "not counted." + ("" if any(r["metric"] == "judge_control_credit" for r in rows)
+                           else " No judge voted on a control (no panel)."), _calibration_table(rows)),
         ("Detection rate (injected errors)", f"Detected / decided injections; paper-level bootstrap 95% CI ({boot}). "
          "Undecided injections (judges could not reach a verdict with evidence in the review) are out of that "
          "denominator and counted; 'over visible' counts only injections inside what the reviewer was shown, "

@@ -51,6 +51,8 @@ class InjectionVerdict:
     votes: tuple[Vote, ...] = field(default=())
     visible: bool | None = None
     """Was the changed span in what the reviewer was shown (None: the whole copy / not recorded)?"""
+    review_quotes: dict[str, int] | None = None
+    """The review's flags by quote specificity (flags, quoted, over_long, token_only; issue 21)."""
 
     @property
     def scored(self) -> bool:
@@ -140,7 +142,8 @@ def read_paper_verdicts(verdicts: pa.Table) -> PaperVerdicts:
                 outcome=row.get("outcome") or "unscored", error_type=detail.get("error_type"),
                 severity=detail.get("severity"), escalated=bool(detail.get("escalated", False)),
                 unanimous=None if unanimous is None else bool(unanimous), votes=votes,
-                visible=None if detail.get("visible") is None else bool(detail["visible"])))
+                visible=None if detail.get("visible") is None else bool(detail["visible"]),
+                review_quotes=detail.get("review_quotes")))
         else:
             flags.append(FlagVerdict(
                 system=row["system"], item_id=row["item_id"], unit_id=row["unit_id"], paper_id=paper,

@@ -26,3 +26,30 @@ def judge_servers(tmp: Path, scripts: dict[str, list[dict[str, Any]]]) -> Iterat
             url = stack.enter_context(replay_server(recordings=rules, tmp=tmp))
             specs[name] = JudgeSpec(model=f"openai/judge-{name}", family=name, api_base=f"{url}/v1")
         yield specs
+
+
+class SycophantJudge:
+    """A local judge (no server) that always answers "detected" at high confidence and copies its
+    evidence from the review it is shown, so the evidence check cannot catch it (issue 21)."""
+
+    def __init__(self, model: str = "local/sycophant") -> None:
+        self.spec = JudgeSpec(model=model, family="local")
+
+    async def detection_vote(self, prompt: str, role: str) -> dict[str, Any]:
+        from adjudication.judge import vote
+
+        review = prompt.split("REVIEW\n", 1)[1].split("\n\nINJECTED ERROR", 1)[0]
+        return vote(self.spec.model, self.spec.family, role, detected=True, confidence=0.99,
+                    evidence=review.strip()[:120], reason="the review clearly identifies it")
+
+
+class StrictJudge:
+    """A local judge that never credits a review (only quote matches detect under it)."""
+
+    def __init__(self, model: str = "local/strict") -> None:
+        self.spec = JudgeSpec(model=model, family="strict")
+
+    async def detection_vote(self, prompt: str, role: str) -> dict[str, Any]:
+        from adjudication.judge import vote
+
+        return vote(self.spec.model, self.spec.family, role, detected=False, confidence=0.95, reason="not named")

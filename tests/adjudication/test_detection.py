@@ -94,7 +94,9 @@ def test_unanimous_confident_panel_is_final(verdicts):
     outcome, votes, detail = row(verdicts, "rev-A", 1)
     assert outcome == "detected" and detail == {"error_type": "mathematics", "severity": "S1", "subtype": "sign_flip",
                                                 "paper_id": "P1", "copy": 1, "visible": None, "matched_by": "panel",
-                                                "escalated": False, "unanimous": True}
+                                                "escalated": False, "unanimous": True,
+                                                "review_quotes": {"flags": 1, "quoted": 1, "over_long": 0,
+                                                                  "token_only": 0}}
     assert [v["family"] for v in votes] == ["a", "b", "c"] and all(v["detected"] for v in votes)
     outcome, _, detail = row(verdicts, "rev-C", 1)
     assert outcome == "missed" and not detail["escalated"]

@@ -53,9 +53,12 @@ def _review(item_id: str, truth: dict) -> dict:
         quote = (EQ_WRONG[-14:] if subject.startswith("Fix the sign") else
                  CITE_WRONG if subject.startswith("Fix a citation") else NUM_WRONG)  # fmt: skip
         assert quote in text
+        # issue 21: a located quote detects only with a description that names the error
+        named = ("sign error in this equation" if subject.startswith("Fix the sign") else
+                 "wrong citation" if subject.startswith("Fix a citation") else "this number is wrong")  # fmt: skip
         return {"review_text": f'Wrong: "{quote}"', "prompt_style": "structured",
                 "flags": [{"flag_id": f"{item_id}/f1", "quote": quote, "type": "mathematics",
-                           "description": "this is wrong", "location": None, "check": None}]}
+                           "description": named, "location": None, "check": None}]}
     return {"review_text": "The paper is interesting but some parts could be clearer.", "prompt_style": "structured",
             "flags": []}
 
@@ -139,6 +142,12 @@ def test_published_paper_audit_reports_tracks_controls_and_counts(tmp_path, monk
                 "detection_rate/track/natural_ci_low", "paired_resamples"):
         assert key in metrics, key
     assert metrics["injection_attempts"] >= metrics["injection_invalid_draws"] >= metrics["injection_redrawn"]
+    # issue 21: the new controls' rates and the audit's validity as a tag, with its reasons
+    assert metrics["control_quote_everything_all_injections"] == 12
+    assert metrics["control_token_quotes_detection_over_all"] == 0.0
+    tags = client.get_run(system.mlflow_run_id).data.tags
+    assert tags["audit_validity"] == "valid" and tags["audit_invalid_reasons"] == ""
+    assert system.validity.checked and not system.validity.invalid
 
     report = (work / "report" / "paper_report.md").read_text()
     assert "(150 resamples)" in report and "2,000" not in report and "10,000" not in report
