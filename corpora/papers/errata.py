@@ -243,16 +243,17 @@ _FORMATTING = re.compile(
 )
 """Markup that changes layout, not meaning: sizing, spacing, alignment, line breaks, punctuation, a math
 delimiter (a `$` added to close maths left open prints no other value)."""
-_PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?\?|TBD", re.I)
+_PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?|TBD", re.I)
 """An unfinished draft (a citation or number still to come) is not an erratum when it is filled in."""
 _DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s", re.M)
 """A line that is still a draft: it holds an author's todo note or placeholder, or is an outline
 item (`j). Approximating various kernels ...`); an edit there is the draft being written, not a fix."""
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _FIGURE_OR_TABLE = re.compile(r"\\includegraphics|\\begin\s*\{(?:figure|table|tabular)")
-_SOURCE_SUFFIXES = (".tex", ".bib", ".bbl", ".cls", ".sty", ".bst", ".md", ".txt", ".yml", ".yaml", ".gitignore")
-"""Files whose change is writing, not analysis: any other file changed with a number (a figure, data,
-a script, a notebook) means the number was re-computed."""
+_SOURCE_SUFFIXES = (".tex", ".bib", ".bbl", ".cls", ".sty", ".bst", ".md", ".txt", ".yml", ".yaml", ".gitignore",
+                    ".log", ".aux", ".blg", ".out", ".swp", ".synctex.gz", "~")
+"""Files whose change is writing (or its by-products), not analysis: any other file changed with a
+number (a figure, data, a script, a notebook) means the number was re-computed."""
 _SYMBOL = re.compile(r"(?:\\?[A-Za-z]+)(?:[_^](?:\{[^{}]*\}|\\?\w))*")
 
 def _edits(old: str, new: str, max_gap: int = 8) -> list[tuple[int, int, int, int]]:
@@ -573,10 +574,13 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
                             [n for n in names.split("\0") if n and not n.endswith(_SOURCE_SUFFIXES)])
         found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes, whole)
         repeats = Counter((e.erroneous, e.corrected) for e in found)
+        inserted = Counter(_inserted(e) for e in found)
         reanalysis = whole.reanalysis(lim.max_numbers_changed)
         for e in found:
             if repeats[(e.erroneous, e.corrected)] >= lim.max_repeats:
                 scan.rejected["same replacement in many places (a notation change)"] += 1
+            elif _inserted(e) and inserted[_inserted(e)] >= lim.max_repeats:
+                scan.rejected["same text added in many places (a model or notation revision)"] += 1
             elif e.kind == "number" and reanalysis:
                 scan.rejected[reanalysis] += 1
             elif (e.kind == "equation" and len(e.erroneous) >= 2 and len(e.corrected) >= 2
@@ -590,6 +594,13 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
                 scan.errata.append(e)
     _drop_revised_places(scan)
     return scan
+
+
+def _inserted(e: Erratum) -> str:
+    """The text an edit only adds (nothing of the erroneous copy replaced), "" for any other edit."""
+    if not e.corrected.startswith(e.erroneous) and not e.corrected.endswith(e.erroneous):
+        return ""
+    return e.corrected.removeprefix(e.erroneous) if e.corrected.startswith(e.erroneous) else e.corrected.removesuffix(e.erroneous)
 
 
 def _place(e: Erratum) -> tuple[str, str]:

@@ -30,6 +30,8 @@ _LAYOUT = re.compile(
 _FONT = re.compile(r"\\(?:mathcal|mathrm|mathbf|mathit|mathsf|mathtt|mathbb|boldsymbol|bm|bvec|vec|operatorname)\s*"
                    r"(?=\{)")
 """A font or vector style changes how a symbol looks, not which one it is (`Q` and `\\mathcal{Q}`)."""
+_VECTOR_MACRO = re.compile(r"\\(?:v|bm|bf)([a-zA-Z])(?![a-zA-Z])")
+"""One-letter vector macros papers define (`\\vf`, `\\vx`): the bold letter, the same symbol."""
 _RELATIONS = re.compile(r"\\(?:leq?|geq?|approx|sim|simeq|equiv|neq?|to|propto|rightarrow|mapsto)(?![a-zA-Z])|[=<>]")
 _DECORATIONS = re.compile(r"\\(?:star|prime|dagger|ast)(?![a-zA-Z])|[*']")
 _FUNCTIONS = {"exp": "exp", "sin": "sin", "cos": "cos", "tan": "tan", "log": "log", "ln": "log", "sinh": "sinh",
@@ -72,7 +74,7 @@ def _decorations_placed(tex: str) -> str:
 
 def layout_normalised(tex: str) -> str:
     """The maths without layout, fonts, braces or final punctuation: equal strings render the same symbols."""
-    s = _decorations_placed(_FONT.sub("", tex))
+    s = _decorations_placed(_FONT.sub("", _VECTOR_MACRO.sub(r"\1", tex)))
     s = _LAYOUT.sub("", s).replace("\\\\", "")
     return re.sub(r"[{}]", "", s).rstrip(".,;")
 
@@ -231,7 +233,7 @@ def _to_sympy(tex: str) -> sympy.Expr:
     tex = re.sub(r"\\(?:cdot|times)(?![a-zA-Z])", "{}*{}", tex)  # an explicit product: make it a plain one
     # a +- b: the sign is one more unknown, so a -+ b differs from it and a factored +- does not
     tex = re.sub(r"\\pm(?![a-zA-Z])", lambda _: "+ \\PMSIGN ", re.sub(r"\\mp(?![a-zA-Z])", lambda _: "- \\PMSIGN ", tex))
-    tex = _FONT.sub("", tex)
+    tex = _FONT.sub("", _VECTOR_MACRO.sub(r"\1", tex))
     tex = _LAYOUT.sub(" ", tex).replace("\\\\", " ").strip().rstrip(".,;").strip()
     python = _Reader(tex.replace("{}*{}", " ")).whole()
     try:
