@@ -346,7 +346,13 @@ class _CommitDiff:
     hunks: list[tuple[str, str, str]]
     """(path, removed text, added text) of every hunk of the paper's .tex/.bib files."""
     other_files: list[str]
-    """Files of the paper folder changed by the commit that are not sources (figures, data, scripts)."""
+    """Files of the paper folder changed by the commit besides its .tex/.bib sources."""
+
+    @property
+    def analysis_files(self) -> list[str]:
+        """The changed files that hold results (figures, data, scripts), not writing or its by-products."""
+        return [f for f in self.other_files if not f.endswith(_SOURCE_SUFFIXES)
+                and not PurePosixPath(f).name.startswith(".")]  # fmt: skip
 
     @property
     def removed(self) -> str:
@@ -362,8 +368,8 @@ class _CommitDiff:
                    for h in self.hunks)  # fmt: skip
 
     def reanalysis(self, max_numbers: int) -> str | None:
-        if self.other_files:
-            return f"numbers changed with a figure, data or code file ({self.other_files[0]}): a re-analysis"
+        if self.analysis_files:
+            return f"numbers changed with a figure, data or code file ({self.analysis_files[0]}): a re-analysis"
         if _FIGURE_OR_TABLE.search(self.added) or _FIGURE_OR_TABLE.search(self.removed):
             return "numbers changed with a figure or table: a re-analysis"
         if self.numbers_changed() >= max_numbers:
@@ -571,7 +577,7 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
             scan.rejected[f"commit changes more than {lim.max_commit_hunks} hunks (a revision)"] += len(hunks)
             continue
         whole = _CommitDiff([h for h in _hunk_texts(diff) if _tex_in(h[0], source.folder) is not None],
-                            [n for n in names.split("\0") if n and not n.endswith(_SOURCE_SUFFIXES)])
+                            [n for n in names.split("\0") if n])
         found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes, whole)
         repeats = Counter((e.erroneous, e.corrected) for e in found)
         inserted = Counter(_inserted(e) for e in found)
