@@ -26,7 +26,25 @@ What counts as a fix (each rule names the reason a candidate is dropped, counted
   the same fix met again in another commit (merged from another branch) is taken once;
 * a citation key replaced by another while the old key named an entry of the paper's
   bibliography is a key rename (the printed citation was right); an unresolved key is an error;
-* the edited file must be part of the paper loaded at the earlier commit.
+* the edited file must be part of the paper loaded at the earlier commit;
+* not notation (issue 21): an equation edit whose maths says the same thing before and after
+  (`corpora/papers/tex_maths.py`: layout, fonts, vector macros, where a `*` sits, or equal under
+  sympy at random values), a symbol renamed in several hunks of the commit, or the same text added in
+  several places of one commit (a model revised throughout);
+* not a re-analysis: a number changed by a commit that also changes a figure, data or code file,
+  adds or edits a figure or table, or changes `max_numbers_changed` numbers or more;
+* not a draft: a line holding a todo note or placeholder (`?`, `CITE`, `TBD`) or an outline item;
+  a number edit must change a value (`sin^2` -> `sin$^2$` does not);
+* not a choice being revised: a place edited to different values by several commits, or an edit
+  reverted by a later commit, is dropped with every such edit;
+* a reference whose old label the same commit renamed is a label rename, and a citation key that
+  resolved in the `.bib` or (with no `.bib`) in the `.bbl` was right.
+
+The truth span is exactly the characters the fix changed in the erroneous copy: an edit is widened
+only within the token it cuts (a digit of 0.35 is the number 0.35), never into unchanged text; an
+insertion (nothing of the erroneous copy changed) points at the token it attaches to.
+Precision against hand labels: `bench/bench_errata_precision.py`, labels in
+`tests/corpora/data/errata_labels.jsonl`.
 
 One copy per fixing commit: the paper folder as it stood at the commit's parent, its truth every
 accepted erratum of that commit. Errors fixed by later commits are also present in that copy and
