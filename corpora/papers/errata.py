@@ -26,7 +26,25 @@ What counts as a fix (each rule names the reason a candidate is dropped, counted
   the same fix met again in another commit (merged from another branch) is taken once;
 * a citation key replaced by another while the old key named an entry of the paper's
   bibliography is a key rename (the printed citation was right); an unresolved key is an error;
-* the edited file must be part of the paper loaded at the earlier commit.
+* the edited file must be part of the paper loaded at the earlier commit;
+* not notation (issue 21): an equation edit whose maths says the same thing before and after
+  (`corpora/papers/tex_maths.py`: layout, fonts, vector macros, where a `*` sits, or equal under
+  sympy at random values), a symbol renamed in several hunks of the commit, or the same text added in
+  several places of one commit (a model revised throughout);
+* not a re-analysis: a number changed by a commit that also changes a figure, data or code file,
+  adds or edits a figure or table, or changes `max_numbers_changed` numbers or more;
+* not a draft: a line holding a todo note or placeholder (`?`, `CITE`, `TBD`) or an outline item;
+  a number edit must change a value (`sin^2` -> `sin$^2$` does not);
+* not a choice being revised: a place edited to different values by several commits, or an edit
+  reverted by a later commit, is dropped with every such edit;
+* a reference whose old label the same commit renamed is a label rename, and a citation key that
+  resolved in the `.bib` or (with no `.bib`) in the `.bbl` was right.
+
+The truth span is exactly the characters the fix changed in the erroneous copy: an edit is widened
+only within the token it cuts (a digit of 0.35 is the number 0.35), never into unchanged text; an
+insertion (nothing of the erroneous copy changed) points at the token it attaches to.
+Precision against hand labels: `bench/bench_errata_precision.py`, labels in
+`tests/corpora/data/errata_labels.jsonl`.
 
 One copy per fixing commit: the paper folder as it stood at the commit's parent, its truth every
 accepted erratum of that commit. Errors fixed by later commits are also present in that copy and
@@ -55,7 +73,16 @@ from typing import Any
 
 from corpora.loaded_corpus import LoadedCorpus, LoadError
 from corpora.papers.audit_corpus import Injection, PaperCopy, copy_rows
-from corpora.papers.latex_paper import CITE_RE, REF_RE, LatexPaper, Refused, load_latex_paper, unprinted_at
+from corpora.papers.latex_paper import (
+    CITE_RE,
+    LABEL_RE,
+    REF_RE,
+    LatexPaper,
+    Refused,
+    load_latex_paper,
+    unprinted_at,
+)
+from corpora.papers.tex_maths import same_rendered_maths
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 __all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata_copies", "find_errata",
@@ -182,6 +209,24 @@ def _decode(data: bytes) -> str:
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
+def _hunk_texts(diff: str) -> list[tuple[str, str, str]]:
+    """(path, removed text, added text) of every hunk of a `-U0` diff."""
+    out: list[list] = []
+    path = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = None if line[4:] == "/dev/null" else line[6:]
+        elif line.startswith("--- "):
+            continue
+        elif path and _HUNK_RE.match(line):
+            out.append([path, "", ""])
+        elif out and line[:1] == "-":
+            out[-1][1] += line[1:] + "\n"
+        elif out and line[:1] == "+":
+            out[-1][2] += line[1:] + "\n"
+    return [tuple(h) for h in out]
+
+
 def _hunks(diff: str) -> list[tuple[str, int, int, int, int]]:
     """(path, old_start, old_count, new_start, new_count) of every hunk of a `-U0` diff."""
     out, path = [], None
@@ -212,12 +257,22 @@ _TOKEN = re.compile(r"[\w.]")
 _COMMAND_START = "\\"
 _FORMATTING = re.compile(
     r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|textstyle|rm|mathrm|quad|qquad|nonumber|notag)(?![a-zA-Z])"
-    r"|\\[,;!: ]|\\\\|&|\s+|[{}]|(?<!\d)[.,;](?!\d)"
+    r"|\\[,;!: ]|\\\\|&|\s+|[{}]|(?<!\d)[.,;](?!\d)|(?<!\\)\$"
 )
-"""Markup that changes layout, not meaning: sizing, spacing, alignment, line breaks, punctuation."""
-_PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?\?|TBD", re.I)
+"""Markup that changes layout, not meaning: sizing, spacing, alignment, line breaks, punctuation, a math
+delimiter (a `$` added to close maths left open prints no other value)."""
+_PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?|TBD", re.I)
 """An unfinished draft (a citation or number still to come) is not an erratum when it is filled in."""
-
+_DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s", re.M)
+"""A line that is still a draft: it holds an author's todo note or placeholder, or is an outline
+item (`j). Approximating various kernels ...`); an edit there is the draft being written, not a fix."""
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_FIGURE_OR_TABLE = re.compile(r"\\includegraphics|\\begin\s*\{(?:figure|table|tabular)")
+_SOURCE_SUFFIXES = (".tex", ".bib", ".bbl", ".cls", ".sty", ".bst", ".md", ".txt", ".yml", ".yaml", ".gitignore",
+                    ".log", ".aux", ".blg", ".out", ".swp", ".synctex.gz", "~")
+"""Files whose change is writing (or its by-products), not analysis: any other file changed with a
+number (a figure, data, a script, a notebook) means the number was re-computed."""
+_SYMBOL = re.compile(r"(?:\\?[A-Za-z]+)(?:[_^](?:\{[^{}]*\}|\\?\w))*")
 
 def _edits(old: str, new: str, max_gap: int = 8) -> list[tuple[int, int, int, int]]:
     """Localised edits between two blocks: difflib regions closer than `max_gap` characters merged,
@@ -231,12 +286,18 @@ def _edits(old: str, new: str, max_gap: int = 8) -> list[tuple[int, int, int, in
             merged.append([o1, o2, n1, n2])
     out = []
     for o1, o2, n1, n2 in merged:
-        # the text before and after an edit is equal on both sides: widen both by the same amount
-        while o1 > 0 and n1 > 0 and _TOKEN.match(old[o1 - 1]) and old[o1 - 1] == new[n1 - 1]:
+        # the text before and after an edit is equal on both sides: widen both by the same amount, and only
+        # into the token the edit cuts (a digit of 0.35), never across a boundary into unchanged text
+        # (deleting "\\frac{1}{4} " before "h_2" must not make "h_2" part of the truth)
+        # (an insertion changes no character of the erroneous copy: its span is the token it attaches to)
+        insertion = o1 == o2
+        left_cut = insertion or (_TOKEN.match(old[o1]) or (n1 < n2 and _TOKEN.match(new[n1])))
+        right_cut = insertion or (_TOKEN.match(old[o2 - 1]) or (n1 < n2 and _TOKEN.match(new[n2 - 1])))
+        while left_cut and o1 > 0 and n1 > 0 and _TOKEN.match(old[o1 - 1]) and old[o1 - 1] == new[n1 - 1]:
             o1, n1 = o1 - 1, n1 - 1
         if o1 > 0 and n1 > 0 and old[o1 - 1] == _COMMAND_START == new[n1 - 1] and old[o1 : o1 + 1].isalpha():
             o1, n1 = o1 - 1, n1 - 1  # a command's name: its backslash belongs to the edit
-        while o2 < len(old) and n2 < len(new) and _TOKEN.match(old[o2]) and old[o2] == new[n2]:
+        while right_cut and o2 < len(old) and n2 < len(new) and _TOKEN.match(old[o2]) and old[o2] == new[n2]:
             o2, n2 = o2 + 1, n2 + 1
         if o1 == o2 and o1 > 0 and n1 > 0:  # an insertion: the erroneous copy's span holds the character before it
             o1, n1 = o1 - 1, n1 - 1
@@ -276,10 +337,72 @@ def _keys(rx: re.Pattern, text: str, a: int, b: int) -> set[str]:
             for k in m.group(1).split(",") if k.strip()}
 
 
-def _resolved_keys(paper: LatexPaper, keys: set[str]) -> bool:
-    """Do all `keys` name entries of the paper's bibliography (so the printed citation was right)?"""
+def _resolved_keys(paper: LatexPaper, keys: set[str], bbl: str = "") -> bool:
+    """Do all `keys` name entries of the paper's bibliography (so the printed citation was right)?
+    A paper may ship only the `.bbl` BibTeX wrote (no `.bib`): its `\\bibitem[...]{key}` entries count too."""
     bib = "".join(paper.files[b] for b in paper.bib_files)
-    return bool(keys) and all(re.search(r"@\w+\s*\{\s*" + re.escape(k) + r"\s*,", bib) for k in keys)
+    return bool(keys) and all(re.search(r"@\w+\s*\{\s*" + re.escape(k) + r"\s*,", bib)
+                              or re.search(r"\\bibitem\s*(?:\[[^\]]*\])?\s*\{\s*" + re.escape(k) + r"\s*\}", bbl)
+                              for k in keys)  # fmt: skip
+
+
+def _values(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in _NUMBER.findall(text)]
+
+
+def _math_around(paper: LatexPaper, rel: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of the display or inline maths of `rel` that holds [start, end)."""
+    spans = [(m.start, m.end) for m in paper.index.display_math + paper.index.inline_math
+             if m.file == rel and m.start <= start and max(end, start + 1) <= m.end]  # fmt: skip
+    return min(spans, key=lambda s: s[1] - s[0]) if spans else None
+
+
+@dataclass(frozen=True)
+class _CommitDiff:
+    """What one commit changed as a whole (the rules that look past one hunk)."""
+
+    hunks: list[tuple[str, str, str]]
+    """(path, removed text, added text) of every hunk of the paper's .tex/.bib files."""
+    other_files: list[str]
+    """Files of the paper folder changed by the commit besides its .tex/.bib sources."""
+
+    @property
+    def analysis_files(self) -> list[str]:
+        """The changed files that hold results (figures, data, scripts), not writing or its by-products."""
+        return [f for f in self.other_files if not f.endswith(_SOURCE_SUFFIXES)
+                and not PurePosixPath(f).name.startswith(".")]  # fmt: skip
+
+    @property
+    def removed(self) -> str:
+        return "".join(h[1] for h in self.hunks)
+
+    @property
+    def added(self) -> str:
+        return "".join(h[2] for h in self.hunks)
+
+    def numbers_changed(self) -> int:
+        """Values removed and not put back, over all hunks: many means the results were recomputed."""
+        return sum(sum((Counter(_NUMBER.findall(h[1])) - Counter(_NUMBER.findall(h[2]))).values())
+                   for h in self.hunks)  # fmt: skip
+
+    def reanalysis(self, max_numbers: int) -> str | None:
+        if self.analysis_files:
+            return f"numbers changed with a figure, data or code file ({self.analysis_files[0]}): a re-analysis"
+        if _FIGURE_OR_TABLE.search(self.added) or _FIGURE_OR_TABLE.search(self.removed):
+            return "numbers changed with a figure or table: a re-analysis"
+        if self.numbers_changed() >= max_numbers:
+            return f"{max_numbers} or more numbers changed in one commit: a re-analysis"
+        return None
+
+    def renamed_elsewhere(self, wrong: str, right: str) -> bool:
+        """Is `wrong` replaced by `right` in more than one hunk (a symbol renamed through the paper)?"""
+        def has(text: str, sym: str) -> bool:
+            return re.search(r"(?<![\\\w])" + re.escape(sym) + r"(?![\w{])", text) is not None
+
+        return sum(has(h[1], wrong) and has(h[2], right) for h in self.hunks) >= 2
+
+    def removed_label(self, key: str) -> bool:
+        return any(m.group(1).strip() == key for m in LABEL_RE.finditer(self.removed))
 
 
 def _kind(old_text: str, new_text: str, o: tuple[int, int], n: tuple[int, int], paper: LatexPaper | None,
@@ -312,6 +435,7 @@ class _Limits:
     min_similarity: float = 0.6
     max_commit_hunks: int = 12
     max_repeats: int = 2
+    max_numbers_changed: int = 3
 
 
 def _tex_in(path: str, folder: str) -> str | None:
@@ -434,9 +558,10 @@ def _oversized(source: ErrataSource, parent: str, commit: str, max_bytes: int) -
 
 def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: int = 120, max_edits: int = 3,
                 min_similarity: float = 0.6, max_commit_hunks: int = 12, max_repeats: int = 2,
-                max_blob_bytes: int = MAX_BLOB_BYTES) -> ErrataScan:
+                max_numbers_changed: int = 3, max_blob_bytes: int = MAX_BLOB_BYTES) -> ErrataScan:
     """Every erratum in the history of `source` (newest commit first); see the module docstring."""
-    lim = _Limits(max_lines, max_changed_chars, max_edits, min_similarity, max_commit_hunks, max_repeats)
+    lim = _Limits(max_lines, max_changed_chars, max_edits, min_similarity, max_commit_hunks, max_repeats,
+                  max_numbers_changed)
     scan = ErrataScan(head=_git(source.repo, "rev-parse", source.rev).decode().strip(), max_blob_bytes=max_blob_bytes)
     log = _decode(_git(source.repo, "log", "--format=%H%x09%P%x09%s", source.rev, "--", source.folder or "."))
     papers: dict[str, LatexPaper | None] = {}
@@ -458,6 +583,8 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
                 continue
             diff = _decode(_git(source.repo, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
                                 "--no-renames", parent, commit, "--", *_tex_specs(source.folder)))  # fmt: skip
+            names = _decode(_git(source.repo, "diff", "--name-only", "-z", "--no-renames", parent, commit, "--",
+                                 source.folder or "."))  # fmt: skip
         except GitError:
             scan.rejected["commit not readable"] += 1
             continue
@@ -467,21 +594,72 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
         if len(hunks) > lim.max_commit_hunks:
             scan.rejected[f"commit changes more than {lim.max_commit_hunks} hunks (a revision)"] += len(hunks)
             continue
-        found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes)
+        whole = _CommitDiff([h for h in _hunk_texts(diff) if _tex_in(h[0], source.folder) is not None],
+                            [n for n in names.split("\0") if n])
+        found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes, whole)
         repeats = Counter((e.erroneous, e.corrected) for e in found)
+        inserted = Counter(_inserted(e) for e in found)
+        reanalysis = whole.reanalysis(lim.max_numbers_changed)
         for e in found:
             if repeats[(e.erroneous, e.corrected)] >= lim.max_repeats:
                 scan.rejected["same replacement in many places (a notation change)"] += 1
+            elif _inserted(e) and inserted[_inserted(e)] >= lim.max_repeats:
+                scan.rejected["same text added in many places (a model or notation revision)"] += 1
+            elif e.kind == "number" and reanalysis:
+                scan.rejected[reanalysis] += 1
+            elif (e.kind == "equation" and len(e.erroneous) >= 2 and len(e.corrected) >= 2
+                  and _SYMBOL.fullmatch(e.erroneous) and _SYMBOL.fullmatch(e.corrected)
+                  and whole.renamed_elsewhere(e.erroneous, e.corrected)):
+                scan.rejected["symbol renamed in several places of the commit (a notation change)"] += 1
             elif (e.file, e.old_block, e.new_block) in seen:
                 scan.rejected["the same fix in another commit (another branch)"] += 1
             else:
                 seen.add((e.file, e.old_block, e.new_block))
                 scan.errata.append(e)
+    _drop_revised_places(scan)
     return scan
 
 
+def _inserted(e: Erratum) -> str:
+    """The text an edit only adds (nothing of the erroneous copy replaced), "" for any other edit."""
+    if not e.corrected.startswith(e.erroneous) and not e.corrected.endswith(e.erroneous):
+        return ""
+    return e.corrected.removeprefix(e.erroneous) if e.corrected.startswith(e.erroneous) else e.corrected.removesuffix(e.erroneous)
+
+
+def _place(e: Erratum) -> tuple[str, str]:
+    """Where an erratum sits: its file and its block with the erroneous characters masked."""
+    a, b = e.changed_start - e.start, e.changed_end - e.start
+    return e.file, " ".join((e.old_block[:a] + "\0" + e.old_block[b:]).split())
+
+
+def _drop_revised_places(scan: ErrataScan) -> None:
+    """A place changed to different values by several commits (9 -> 8 components, later 6 -> 8) or a
+    change undone by a later commit (a definition proposed, then reverted) is a choice being revised,
+    not an error fixed once: every such edit is dropped."""
+    edits: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for e in scan.errata:
+        edits.setdefault(_place(e), set()).add((e.erroneous, e.corrected))
+    blocks = {(e.file, " ".join(e.old_block.split()), " ".join(e.new_block.split())) for e in scan.errata}
+    kept = [e for e in scan.errata if len(edits[_place(e)]) < 2
+            and (e.file, " ".join(e.new_block.split()), " ".join(e.old_block.split())) not in blocks]
+    scan.rejected["the same place revised in several commits (a value or definition being chosen)"] += (
+        len(scan.errata) - len(kept))
+    scan.errata[:] = kept
+
+
+def _bbl_at(source: ErrataSource, commit: str, max_blob_bytes: int) -> str:
+    """The `.bbl` files of the paper folder at `commit` (safe plain files only), joined."""
+    out = []
+    for mode, kind, sha, size, path in _tree_listing(source, commit):
+        if path.endswith(".bbl") and _entry_refusal(mode, kind, path, size, max_blob_bytes) is None:
+            out.append(_decode(_git(source.repo, "cat-file", "blob", sha)))
+    return "".join(out)
+
+
 def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str, hunks: list, lim: _Limits,
-                   scan: ErrataScan, papers: dict[str, LatexPaper | None], max_blob_bytes: int) -> list[Erratum]:
+                   scan: ErrataScan, papers: dict[str, LatexPaper | None], max_blob_bytes: int,
+                   whole: _CommitDiff) -> list[Erratum]:
     texts: dict[tuple[str, str], str | None] = {}
 
     def text_at(rev: str, rel: str) -> str | None:
@@ -538,6 +716,11 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
             if _formatting_only(wrong, right):
                 scan.rejected["whitespace or formatting only"] += 1
                 continue
+            line_a = old_text.rfind("\n", 0, a + o1) + 1
+            line_b = old_text.find("\n", a + o2)
+            if _DRAFT_LINE.search(old_text[line_a : line_b if line_b >= 0 else len(old_text)]):
+                scan.rejected["draft text (a todo note, placeholder or outline item on the line)"] += 1
+                continue
             p = paper()
             if p is None or rel not in p.files or rel in p.bib_files:
                 scan.rejected["file not part of the paper at the earlier commit"] += 1
@@ -547,9 +730,27 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
                 scan.rejected["prose edit (not an equation, number or reference)"] += 1
                 continue
             if kind == "citation" and _resolved_keys(p, _keys(CITE_RE, old_text, a + o1, a + o2)
-                                                     - _keys(CITE_RE, new_text, c + n1, c + n2)):
+                                                     - _keys(CITE_RE, new_text, c + n1, c + n2),
+                                                     _bbl_at(source, parent, max_blob_bytes)):
                 scan.rejected["citation key renamed (the old key resolved)"] += 1
                 continue
+            if kind == "cross_reference" and any(
+                    whole.removed_label(k) for k in _keys(REF_RE, old_text, a + o1, a + o2)
+                    - _keys(REF_RE, new_text, c + n1, c + n2)):
+                scan.rejected["label renamed with its references (the old reference resolved)"] += 1
+                continue
+            if kind == "number" and _values(wrong) == _values(right):
+                scan.rejected["no value changed (markup around a number)"] += 1
+                continue
+            if kind == "equation" and (span := _math_around(p, rel, a + o1, a + o2)) is not None:
+                before = old_text[span[0] : span[1]]
+                after = old_text[span[0] : a + o1] + right + old_text[a + o2 : span[1]]
+                # this edit alone, or the whole hunk when it lies in display maths (a factor taken out
+                # of a bracket is several edits that only together say the same thing)
+                in_display = any(m.file == rel and m.start <= a and b <= m.end for m in p.index.display_math)
+                if same_rendered_maths(before, after) or (in_display and same_rendered_maths(old, new)):
+                    scan.rejected["notation only (the same maths written another way)"] += 1
+                    continue
             found.append(Erratum(commit, parent, subject, rel, kind, a, b, old, new, a + o1, a + o2, wrong, right))
     return found
 

@@ -165,10 +165,57 @@ def _count(r: dict | None) -> str:
     return "0" if r is None or not math.isfinite(r["value"]) else str(int(r["value"]))
 
 
+METRIC_LABELS = {
+    "detection_rate": "detection rate", "detection_over_all": "detection over all injections",
+    "detection_diff": "detection difference", "sign_reversal": "sign-reversal share",
+    "trend_page_l": "Page's L", "trend_p": "trend p", "trend_p_bh": "trend p (BH-adjusted)",
+    "trend_reject": "trend significant (1 = yes)", "pearson_r": "Pearson r", "cohen_kappa": "Cohen's kappa",
+    "unanimity_rate": "unanimity", "first_round_unanimity_rate": "first-round unanimity",
+    "escalation_rate": "escalation rate", "escalation_reversal_rate": "escalations that reversed the vote",
+    "judge_detect_rate": "judge's detection rate", "self_preference_delta": "self-preference Δs",
+    "self_preference_delta_adjusted": "self-preference Δs (rate-adjusted)",
+    "self_preference_delta_mean": "mean self-preference Δs",
+    "self_preference_delta_adjusted_mean": "mean self-preference Δs (rate-adjusted)",
+    "lone_dissenter_same_family_share": "2-1 splits whose dissenter is the reviewer's family",
+    "loo_detection_rate": "detection without this judge", "loo_change": "change without this judge",
+    "neighbour_detection_rate": "detection by neighbours' severity", "neighbour_diff": "blatant minus clear neighbours",
+    "neighbour_sign_reversal": "sign-reversal share (neighbours)", "paper_rate_r": "per-paper rate correlation",
+    "mean_paper_rate_r": "mean per-paper rate correlation", "dispersion_ratio": "dispersion ratio",
+    "mean_dispersion_ratio": "mean dispersion ratio", "false_positive_rate": "false-positive rate",
+}
+"""What a reader sees for each metric name of `paper_metrics.csv` (the CSV keeps the names)."""
+_STRATUM_KEYS = {"type": "type", "severity": "severity", "track": "track", "visible": "visible", "pair": "",
+                 "panel": "panel", "judge": "judge", "neighbour": "neighbours' severity", "strict": "strict"}
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def stratum_label(stratum: str) -> str:
+    """`type=numerics|severity=S2` -> `type numerics, severity S2`; `all` -> `all`."""
+    if stratum == "all":
+        return "all"
+    parts = []
+    for part in stratum.split("|"):
+        key, eq, value = part.partition("=")
+        if not eq:
+            parts.append(part.replace("_", " "))
+            continue
+        name = _STRATUM_KEYS.get(key, key.replace("_", " "))
+        parts.append(f"{name} {value.replace('_', ' ')}".strip())
+    return ", ".join(parts)
+
+
+def _system_label(system: str) -> str:
+    return "all (pooled)" if system == "all" else system
+
+
 def _long(rows: Sequence[dict], metrics: Sequence[str]) -> Table:
-    head = ["system", "metric", "stratum", "value [95% CI]", "n"]
-    body = [[r["system"], r["metric"], r["stratum"], _p(r) if r["metric"] in ("trend_p", "trend_p_bh") else _fmt(r),
-             str(r["n"])] for r in rows if r["metric"] in metrics]
+    head = ["reviewer / judge", "measure", "subset", "value [95% CI]", "n"]
+    body = [[_system_label(r["system"]), metric_label(r["metric"]), stratum_label(r["stratum"]),
+             _p(r) if r["metric"] in ("trend_p", "trend_p_bh") else _fmt(r), str(r["n"])]
+            for r in rows if r["metric"] in metrics]  # fmt: skip
     return head, body
 
 

@@ -87,3 +87,37 @@ def test_report_of_a_synthetic_audit(tmp_path):
     paths = write_paper_report(tmp_path, verdicts, run_id="synthetic", metrics=metrics)
     assert all(p.exists() for p in paths)
     assert json.dumps(sorted(p.name for p in paths))
+
+
+def test_the_rendered_report_reads_without_field_names_and_renders_alone(tmp_path):
+    """Issue 21 item 7: readable measure and subset names (the CSV keeps the field names), figures inside
+    the HTML (MLflow's artifact viewer shows one file, no siblings), intervals over n < 10 marked."""
+    import re
+
+    from scoring.papers.metrics import paper_audit_metrics as metrics_of
+    from scoring.papers.report import METRIC_LABELS, stratum_label
+    from scoring.report_context import ReportContext
+
+    verdicts = small_verdicts()
+    metrics = metrics_of(verdicts, run_id="run-1", families=FAMILIES, n_interval=200, n_paired=200)
+    context = ReportContext(corpus="papers-6", snapshot="snap-1", code_revision="abc1234", run_ids=("run-1",))
+    write_paper_report(tmp_path, verdicts, run_id="run-1", metrics=metrics, context=context)
+    md = (tmp_path / "paper_report.md").read_text()
+    html = (tmp_path / "paper_report.html").read_text()
+    raw = {r["metric"] for r in metrics.to_pylist()} - {"all"}
+    for page in (md, html):
+        cells = re.findall(r"<td>([^<]*)</td>", page) if page is html else [
+            c.strip() for line in page.splitlines() if line.startswith("| ") for c in line.split("|")]
+        leaked = sorted(raw & set(cells))
+        assert not leaked, leaked  # before: "detection_diff", "sign_reversal", "trend_page_l", ... as cells
+    assert "| claude-rev vs gpt-rev | detection difference | all | -0.250 [-0.500, 0.000] † | 2 |" in md
+    assert "| all (pooled) | Cohen's kappa | panel detection, claude-judge vs gpt-judge |" in md
+    assert stratum_label("type=numerics|severity=S2") == "type numerics, severity S2"
+    assert all("_" not in label for label in METRIC_LABELS.values())
+    # figures: data URIs only, never a path to a sibling file
+    sources = re.findall(r"<img src='([^']*)'", html)
+    assert len(sources) == 5 and all(s.startswith("data:image/png;base64,") for s in sources)
+    # small n flagged in both pages, with what the mark means; provenance and glossary like the citation report
+    assert "† n < 10: too few units" in md and "† n &lt; 10: too few units" in html
+    for page in (md, html):
+        assert "snap-1" in page and "abc1234" in page and "Glossary" in page
