@@ -19,6 +19,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from storage.latex_comments import blank_comments
+from verifiers.reviewers.statements import ContextEntry, Quote, context_for, paper_context, paper_macros
+
 LABELS = Path(__file__).parent / "data" / "real_statements.jsonl"
 ACCEPTED = {
     "confirmed": {"confirmed"},
@@ -48,11 +51,25 @@ def paper_preamble(paper_dir: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in sorted(paper_dir.rglob("*.tex")))
 
 
+def paper_context_entries(paper_dir: Path) -> list[ContextEntry]:
+    """The paper's equations and prose dependences, read as the mechanical reviewer reads them."""
+    texts = {str(p.relative_to(paper_dir)): blank_comments(p.read_text(errors="replace"))
+             for p in sorted(paper_dir.rglob("*.tex"))}  # fmt: skip
+    return paper_context(texts, paper_macros(texts))
+
+
+def anchor_span(source: str, anchor: str) -> tuple[int, int]:
+    """[start, end) of `anchor` in `source`, whitespace ignored."""
+    pattern = r"\s*".join(re.escape(c) for c in _squash(anchor))
+    m = re.search(pattern, source)
+    return (m.start(), m.end()) if m else (0, 0)
+
+
 def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list[dict[str, Any]]:
     """Check every labelled statement; rows carry the label, the outcome and the reason."""
     if run is None:
         from checkers.registry import run_check as run
-    rows, preambles = [], {}
+    rows, preambles, contexts = [], {}, {}
     for label in load_labels():
         source = (papers / label["paper"] / label["file"]).read_text(errors="replace")
         if _squash(label["anchor"]) not in _squash(source):
@@ -61,6 +78,7 @@ def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list
             )
         if label["paper"] not in preambles:
             preambles[label["paper"]] = paper_preamble(papers / label["paper"])
+            contexts[label["paper"]] = paper_context_entries(papers / label["paper"])
         text = label.get("statement") or label["anchor"]
         if "kind" in label:  # a check of another kind (units.dimensions): its own payload, whatever `kind` is
             this_kind, payload = label["kind"], {"equation": text, **label.get("options", {})}
@@ -68,6 +86,10 @@ def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list
             this_kind, payload = kind, {"statement": text, **label.get("options", {})}
             if kind == "math.statement":
                 payload["preamble"] = preambles[label["paper"]]
+                # the paper's other equations, as the mechanical reviewer sends them (issue 21)
+                own = Quote(label["file"], *anchor_span(source, label["anchor"]), label["anchor"])
+                if context := context_for(text, [own], contexts[label["paper"]]):
+                    payload["context"] = context
         result = run(this_kind, payload)
         rows.append({**label, "outcome": result.outcome, "reason": result.reason,
                      "agrees": result.outcome in ACCEPTED[label["expected"]]})  # fmt: skip
