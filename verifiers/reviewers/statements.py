@@ -399,11 +399,54 @@ def _cell_number(cell: str) -> str | None:
     return m.group(1) if m else None
 
 
+_TABULAR_TAG = re.compile(r"\\(begin|end)\{tabular\*?\}")
+_EXAMPLE_ROW = re.compile(r"^\W*(?:e\.\s?g\.|i\.\s?e\.|for example|for instance)", re.IGNORECASE)
+
+
+def _skip_group(text: str, pos: int, open_: str = "{", close: str = "}") -> int:
+    """Position after the balanced group opening at `pos` (after whitespace); `pos` itself when none opens there."""
+    k = pos
+    while k < len(text) and text[k].isspace():
+        k += 1
+    if k >= len(text) or text[k] != open_:
+        return pos
+    depth = 0
+    for n in range(k, len(text)):
+        depth += (text[n] == open_) - (text[n] == close)
+        if depth == 0:
+            return n + 1
+    return pos
+
+
+def tabular_bodies(text: str) -> list[tuple[int, str]]:
+    """(offset, body) of every tabular, nesting matched: a tabular inside a cell is its own table, and
+    in its parent's body it is blanked (same length), so the parent's rows and columns are its own (issue 21:
+    three "e.g." rows of a nested tabular were summed as the outer column)."""
+    spans: list[tuple[int, int, int]] = []  # (begin tag start, body start, end tag start)
+    stack: list[tuple[int, int]] = []
+    for m in _TABULAR_TAG.finditer(text):
+        if m.group(1) == "begin":
+            pos = _skip_group(text, m.end(), "[", "]")  # [t] position
+            if m.group(0).endswith("*}"):
+                pos = _skip_group(text, pos)  # width of tabular*
+            stack.append((m.start(), _skip_group(text, pos)))  # column spec
+        elif stack:
+            begin, body = stack.pop()
+            spans.append((begin, body, m.start()))
+    out = []
+    for begin, body, end in sorted(spans):
+        chars = list(text[body:end])
+        for b2, _, e2 in spans:
+            if body <= b2 and e2 < end and (b2, e2) != (begin, end):
+                tail = text.index("}", e2) + 1  # through `\end{tabular}`
+                chars[b2 - body:tail - body] = " " * (tail - b2)
+        out.append((body, "".join(chars)))
+    return out
+
+
 def _tables(file: str, text: str) -> list[Statement]:
     out = []
-    for t in re.finditer(r"\\begin\{tabular\*?\}(?:\{[^{}]*\})?\{(?:[^{}]|\{[^{}]*\})*\}(.*?)\\end\{tabular\*?\}",
-                         text, re.DOTALL):  # fmt: skip
-        body, base = t.group(1), t.start(1)
+    for base, body in tabular_bodies(text):
         blocks: list[list[tuple[list[str], Quote]]] = [[]]
         pos = 0
         for raw in re.split(r"\\\\", body):
@@ -416,7 +459,9 @@ def _tables(file: str, text: str) -> list[Statement]:
                 continue
             lead = len(raw) - len(raw.lstrip())
             row = raw.strip()
-            blocks[-1].append((_cells(row), Quote(file, s + lead, s + lead + len(row), row)))
+            if _EXAMPLE_ROW.match(row):
+                continue  # "e.g. ..." illustrates a row, it is not one of the rows a total adds up
+            blocks[-1].append((_cells(row), Quote(file, s + lead, s + lead + len(row), text[s + lead:s + lead + len(row)])))
         blocks = [b for b in blocks if b]
         rows = [r for b in blocks for r in b]
         header = rows[0][0] if rows else []
