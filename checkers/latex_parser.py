@@ -388,6 +388,16 @@ class Parser(CalculusMixin):
 
     def bracket_symbols(self) -> frozenset[str]:
         """Names of the letters and Greek letters inside the bracket at the cursor (`(t)`, `(x, \\theta)`)."""
+        close = self.i
+        for close in range(self.i, len(self.tokens)):  # the bracket read as an expression: `(\\omega_0)` holds omega_0
+            if self.tokens[close].text == ")" or self.tokens[close].kind == "end":
+                break
+        try:
+            inner = self.child(self.tokens[self.i + 1:close]).expr()
+            if isinstance(inner, sp.Basic) and not isinstance(inner, sp.MatrixBase):
+                return frozenset(s.name for s in inner.free_symbols)
+        except CheckInputError:
+            pass
         level, j, names = 0, self.i, set()
         while self.tokens[j].kind != "end":
             tok = self.tokens[j]
@@ -471,6 +481,8 @@ class Parser(CalculusMixin):
                     raise CheckInputError("write multi-digit subscripts as _{...}")
             elif tok.kind in ("id", "diff"):
                 name = tok.text
+            elif tok.kind == "cmd" and tok.text[1:] in NAME_COMMANDS and self.peek().text == "{":
+                name = self.braced_name()  # `A_\text{plan}` is A_plan, as `A_{\text{plan}}` is
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 name = SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:])
             elif tok.kind == "op" and tok.text == "*":  # f_* (a characteristic value)

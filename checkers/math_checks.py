@@ -702,6 +702,11 @@ def _context(inp: MathInput) -> list[dict[str, str]]:
     return raw[:_CONTEXT_MAX]
 
 
+_COMPUTED = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla|dv|pdv|odv)(?![A-Za-z])|"
+                       r"\\d?frac\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|d(?![a-ce-z]{2}))")
+_INCREMENT = re.compile(r"(\\[Dd]elta)(?![A-Za-z])\s*([A-Za-z])(?![A-Za-z_])")
+
+
 def _symbol_names(exprs: list[Any]) -> set[str]:
     """Every symbol of the statement, bound ones included (the t of `\\int A\\,dt`)."""
     return {s.name for e in exprs if isinstance(e, sp.Basic) for s in e.atoms(sp.Symbol)}
@@ -728,8 +733,8 @@ def dependences(inp: MathInput, names: set[str]) -> dict[str, tuple[str, set[str
     found: dict[str, tuple[str, set[str], str]] = {}
     for entry in _context(inp):
         latex, where = entry["latex"], entry.get("where", "elsewhere in the paper")
-        try:
-            parser = inp.parser(latex)
+        try:  # an increment `\\Delta x` names a step: `\\Delta z = \\Delta x` does not tie z to x
+            parser = inp.parser(_INCREMENT.sub(r"\1_{\2}", latex))
         except CheckInputError:  # characters outside the grammar: the entry says nothing the parser can read
             continue
         try:
@@ -746,12 +751,14 @@ def dependences(inp: MathInput, names: set[str]) -> dict[str, tuple[str, set[str
         heads = {name for name, args in parser.calls if symbols[0] <= {name} | args}
         head = exprs[0].name if isinstance(exprs[0], sp.Symbol) else next(iter(heads), None)
         rest = set().union(*symbols[1:]) if len(symbols) > 1 else set()
-        if head is not None and ops[0] in ("=", "def", "annotated") and head not in rest:
+        if head is not None and ops[0] in ("=", "def", "annotated", "~") and head not in rest:
             if head in names and (rest & names) - {head} and head not in found:
                 found[head] = (f"defined as {latex.strip()[:80]} ({where})", rest, "definition")
             continue
         tied = set().union(*symbols) & names
-        if len(tied) >= 2 and not _is_identity(exprs, ops):
+        # a derivation step (a derivative, integral, limit or sum evaluated) binds its variables; only an
+        # algebraic relation that is no identity constrains its symbols
+        if len(tied) >= 2 and not _COMPUTED.search(latex) and not _is_identity(exprs, ops):
             for name in sorted(tied - found.keys()):
                 found[name] = (f"tied to {', '.join(sorted(tied - {name}))} by {latex.strip()[:80]} ({where})",
                                tied - {name}, "relation")

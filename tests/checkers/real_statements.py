@@ -7,7 +7,8 @@ itself unless given: a composed statement says how in `note`), `options` for the
 `units.dimensions`, whose statement goes in as `equation`) and the `expected` outcome read by
 hand: `confirmed`, `inconclusive` (the checker cannot decide: unknown functions, sequences,
 ambiguous notation), `not-checkable` (a definition, a set, an implication: skipped, inconclusive
-or error are all right) or `refuted` (only where the paper itself is wrong; none so far).
+or error are all right) or `refuted` (only where the paper itself is wrong; none so far, or for a deliberately broken copy of a
+paper's statement, marked `broken_copy`: a changed sign or coefficient, to show that refutations are kept).
 The papers are read from the shared data, never copied into the repository.
 """
 
@@ -87,8 +88,10 @@ def run_statements(papers: Path, kind: str = "math.statement", run=None) -> list
             if kind == "math.statement":
                 payload["preamble"] = preambles[label["paper"]]
                 # the paper's other equations, as the mechanical reviewer sends them (issue 21)
-                own = Quote(label["file"], *anchor_span(source, label["anchor"]), label["anchor"])
-                if context := context_for(text, [own], contexts[label["paper"]]):
+                # a composed statement (`statement` given) is not the anchor's row: the anchor stays in its context
+                own = [] if "statement" in label else [Quote(label["file"], *anchor_span(source, label["anchor"]),
+                                                             label["anchor"])]  # fmt: skip
+                if context := context_for(text, own, contexts[label["paper"]]):
                     payload["context"] = context
         result = run(this_kind, payload)
         rows.append({**label, "outcome": result.outcome, "reason": result.reason,
@@ -114,7 +117,15 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             else None
         ),  # fmt: skip
         "agreement": sum(r["agrees"] for r in rows) / n,
+        "by_label": {label: dict(sorted(Counter(r["outcome"] for r in rows if _label(r) == label).items()))
+                     for label in sorted({_label(r) for r in rows})},  # fmt: skip
+        "broken_copies_refuted": f"{sum(r['outcome'] == 'refuted' for r in rows if r.get('broken_copy'))}"
+                                 f"/{sum(1 for r in rows if r.get('broken_copy'))}",
     }
+
+
+def _label(row: dict[str, Any]) -> str:
+    return "refuted (broken copy)" if row.get("broken_copy") else row["expected"]
 
 
 def table(rows: list[dict[str, Any]]) -> str:
