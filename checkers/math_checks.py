@@ -667,7 +667,7 @@ def _check_chain(inp: MathInput, text: str) -> CheckResult:
     if inp.ambiguities:
         evidence["ambiguities"] = inp.ambiguities
     engine = parts[0].engine
-    return _not_free(inp, exprs, _chain_outcome(parts, ops, engine, evidence))
+    return _not_free(inp, exprs, ops, _chain_outcome(parts, ops, engine, evidence))
 
 
 def _chain_outcome(parts: list[CheckResult], ops: list[str], engine: str, evidence: dict[str, Any]) -> CheckResult:
@@ -779,7 +779,23 @@ def _calculus_vars(exprs: list[Any]) -> dict[str, set[str]]:
     return out
 
 
-def _not_free(inp: MathInput, exprs: list[Any], result: CheckResult) -> CheckResult:
+def _holds_as_functions(inp: MathInput, exprs: list[Any], ops: list[str], found: dict[str, tuple[str, set[str], str]],
+                        ) -> bool:  # fmt: skip
+    """Is every `=` of the chain still an identity with each dependent symbol made an unknown function of
+    its variables (`P_n` -> `P_n(f)`)? Then the confirmation never used the constant reading."""
+    symbols = {s.name: s for e in exprs if isinstance(e, sp.Basic) for s in e.atoms(sp.Symbol)}
+    as_functions = {symbols[n]: sp.Function(n)(*[symbols[v] for v in sorted(d[1]) if v in symbols])
+                    for n, d in found.items() if n in symbols}  # fmt: skip
+    for lhs, op, rhs in zip(exprs, ops, exprs[1:], strict=False):
+        if op != "=":
+            continue
+        zero, _, _ = _symbolic_zero((lhs - rhs).xreplace(as_functions), "sympy", inp.budget)
+        if zero is not True:
+            return False
+    return True
+
+
+def _not_free(inp: MathInput, exprs: list[Any], ops: list[str], result: CheckResult) -> CheckResult:
     """A refutation stands only if every symbol of the statement is free in the paper; a confirmation
     only if no integrand or derivand depends on its own variable (`A(t)` integrated in t is no constant)."""
     if result.outcome not in ("refuted", "confirmed") or not inp.payload.get("context"):
@@ -796,6 +812,9 @@ def _not_free(inp: MathInput, exprs: list[Any], result: CheckResult) -> CheckRes
                  if d[2] != "relation" and n not in variables and d[1] & inside.get(n, set())}  # fmt: skip
     if not found:
         return result
+    if result.outcome == "confirmed" and _holds_as_functions(inp, exprs, ops, found):
+        return replace(result, reason=f"{result.reason}; also with {', '.join(sorted(found))} as functions of "
+                       "their variables (the paper makes them depend on them)")  # fmt: skip
     name, (why, _, _) = min(found.items())
     evidence = {**result.evidence, "dependent_symbols": {n: d[0] for n, d in found.items()}}
     verb = "refuted" if result.outcome == "refuted" else "confirmed"
