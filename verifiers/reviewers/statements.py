@@ -549,6 +549,8 @@ _PROSE_DEPENDENCE = re.compile(
     r"dependent\s+on|varies\s+with|in\s+terms\s+of)\s+(?:the\s+)?(?:\w+\s+){0,2}?\$([^$]{1,40})\$", re.IGNORECASE)
 _SYMBOL_TOKEN = re.compile(r"\\([A-Za-z]+)|(?<![\\A-Za-z])([A-Za-z])(?![A-Za-z])")
 _CONTEXT_PER_STATEMENT = 40
+_CONTEXT_ENTRY_MAX = 1500
+"""Characters of one context equation (a longer row is a derivation, not a relation that ties symbols)."""
 
 
 def paper_context(texts: dict[str, str], macros: dict[str, Macro] | None = None) -> list[ContextEntry]:
@@ -580,6 +582,8 @@ def context_for(statement: str, quotes: list[Quote], entries: list[ContextEntry]
     scored = []
     for n, entry in enumerate(entries):
         if any(q.file == entry.file and q.start < entry.end and entry.start < q.end for q in quotes):
+            continue
+        if len(entry.latex) > _CONTEXT_ENTRY_MAX:
             continue
         shared = len(wanted & _symbol_tokens(entry.latex))
         if shared:
