@@ -575,7 +575,8 @@ def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
 
 @check("math.statement", doc="{statement: LaTeX of a display equation or a chain a = b = c (labels, \\nonumber and "
        "trailing punctuation ignored), preamble (optional: the paper's macros)}; each neighbouring pair is checked "
-       "(=, <, \\le, ...); definitions (:=, \\equiv) are skipped; notation outside the parser is inconclusive\n"
+       "(=, <, \\le, ...); definitions (:=, \\equiv) are skipped; notation outside the parser is inconclusive;\n"
+       "  context (optional: [{latex, where}], the paper's other equations): a refutation needs every symbol free\n"
        + COMMON_DOC)  # fmt: skip
 def check_statement(payload: dict[str, Any]) -> CheckResult:
     """A statement as it stands in a paper: never refuted on a parse the parser is unsure of, nor on

@@ -9,7 +9,9 @@ file and offsets, so a flag points at the text it doubts). What is extracted:
   (derivative, integral, limit, sum, \\nabla: `\\frac{d}{dx} f = g`), series `\\sum ... = closed
   form`, and a quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must
   equal e2). Each step goes as `math.statement` (`{"statement": "a = b", "preamble": ...}`), the
-  checker for paper notation that refutes only on an unambiguous parse; `preamble` holds the
+  checker for paper notation that refutes only on an unambiguous parse and when every symbol is
+  free in the paper (`context`: the paper's other equations and prose dependences sharing a symbol with
+  the step, its own row left out; issue 21); `preamble` holds the
   paper's own `\\newcommand`/`\\def`/`\\DeclareMathOperator` macros that the step uses (read from
   every .tex file; `\\makeatletter` internals left out). Series keep `math.series`;
 * numerics — abstract numbers whose wording recurs in the body with another number
