@@ -89,6 +89,9 @@ class Parser(CalculusMixin):
         self.abs_open = False
         self.ambiguities: list[str] = []
         """Plausible but uncertain readings; a check never refutes on a parse that has any."""
+        self.calls: list[tuple[str, frozenset[str]]] = []
+        """`A(t)` seen in function notation: (name, symbols in the bracket); a paper that writes `A(t)`
+        makes A depend on t (issue 21), whatever the parse of the bracket."""
         if log_base not in ("e", 10, "10", 2, "2"):
             raise CheckInputError("log_base must be 'e', 10 or 2")
         self.log_base = None if log_base == "e" else int(log_base)
@@ -153,12 +156,24 @@ class Parser(CalculusMixin):
             exprs.append(self.expr())
         self.finish()
         free = {s.name for e in exprs for s in getattr(e, "free_symbols", set())}
-        if "d" in free and self.syntax == "latex":
+        if "d" in free and self.syntax == "latex" and self.d_may_be_differential():
             self.note("'d' read as a symbol (it may be a differential)")
         for name in ("i", "j"):
             if name in free and self.syntax == "latex":
                 self.note(f"'{name}' read as a symbol (it may be the imaginary unit)")
         return exprs, ops
+
+    def d_may_be_differential(self) -> bool:
+        """A bare `d` is a possible differential only where a variable (or a power, `d^2x`) follows it;
+        in `c/d`, `\\frac{c}{d}` or `(b+d)` it is a plain symbol (issue 21)."""
+        for tok, after in zip(self.tokens, self.tokens[1:], strict=False):
+            if tok.kind == "id" and tok.text == "d" and (
+                after.kind in ("id", "diff") or after.text == "^"
+                or (after.kind == "cmd" and after.text[1:] not in MUL_COMMANDS and after.text[1:] not in RELATIONS
+                    and after.text[1:] not in _STOPS)
+            ):  # fmt: skip
+                return True
+        return False
 
     def parse_expr(self) -> sp.Expr:
         out = self.expr()
@@ -298,6 +313,8 @@ class Parser(CalculusMixin):
             inner = self.expr()
             if tok.text == "(" and self.peek().text == ",":
                 return self.vector(inner)
+            if self.peek().text == ";":  # `g(\tau; S_0, Q)`: a parameter list, not a bracket of one value
+                raise UnsureParse(f"a ';' inside brackets at {self.peek().pos} (the arguments of a function)")
             self.expect({"(": ")", "[": "]", "{": "}"}[tok.text])
             return inner
         if tok.kind == "op" and tok.text == "|" and not self.abs_open or tok.text in ("\\vert", "\\lvert"):
@@ -362,8 +379,52 @@ class Parser(CalculusMixin):
             and self.syntax == "latex"
             and self.looks_like_call()
         ):
+            self.calls.append((name, self.bracket_symbols()))
+            if self.semicolon_call():  # `f(0;0)`: arguments separated by `;` are a call, never a product
+                self.note(f"{name}(...;...) read as an undeclared function")
+                return sp.Function(name)(*self.call_args())
             self.note(f"{name}(...) read as a product (it may be a function)")
         return sp.Symbol(name)
+
+    def bracket_symbols(self) -> frozenset[str]:
+        """Names of the letters and Greek letters inside the bracket at the cursor (`(t)`, `(x, \\theta)`)."""
+        close = self.i
+        for close in range(self.i, len(self.tokens)):  # the bracket read as an expression: `(\\omega_0)` holds omega_0
+            if self.tokens[close].text == ")" or self.tokens[close].kind == "end":
+                break
+        try:
+            inner = self.child(self.tokens[self.i + 1:close]).expr()
+            if isinstance(inner, sp.Basic) and not isinstance(inner, sp.MatrixBase):
+                return frozenset(s.name for s in inner.free_symbols)
+        except CheckInputError:
+            pass
+        level, j, names = 0, self.i, set()
+        while self.tokens[j].kind != "end":
+            tok = self.tokens[j]
+            level += tok.text in ("(", "[", "{")
+            level -= tok.text in (")", "]", "}")
+            if level == 0:
+                break
+            if tok.kind == "id":
+                names.add(tok.text)
+            elif tok.kind == "cmd" and tok.text[1:] in GREEK:
+                names.add(tok.text[1:])
+            j += 1
+        return frozenset(names)
+
+    def semicolon_call(self) -> bool:
+        """Does the bracket at the cursor hold a `;` at its own level (`f(x;\\theta)`, `P(0;0)`)?"""
+        level, j = 0, self.i
+        while self.tokens[j].kind != "end":
+            text = self.tokens[j].text
+            level += text in ("(", "[", "{")
+            level -= text in (")", "]", "}")
+            if level == 0:
+                return False
+            if level == 1 and text == ";":
+                return True
+            j += 1
+        return False
 
     def looks_like_call(self) -> bool:
         """`k(\\tau)`, `f(x, y)`: a bracket of bare symbols after a symbol reads like a function call;
@@ -406,6 +467,9 @@ class Parser(CalculusMixin):
                         parts.append(SYMBOL_COMMANDS.get(name, name))
                 elif tok.kind == "op" and tok.text in (",", "-", "+"):
                     parts.append("_")
+                elif tok.kind == "op" and tok.text == "_":  # `\phi_{1s,\Gamma_1}` is one name (issue 21)
+                    if not parts or parts[-1] != "_":
+                        parts.append("_")
                 else:
                     raise CheckInputError(f"{tok.text!r} not allowed in a subscript")
             name = "".join(parts)
@@ -417,6 +481,8 @@ class Parser(CalculusMixin):
                     raise CheckInputError("write multi-digit subscripts as _{...}")
             elif tok.kind in ("id", "diff"):
                 name = tok.text
+            elif tok.kind == "cmd" and tok.text[1:] in NAME_COMMANDS and self.peek().text == "{":
+                name = self.braced_name()  # `A_\text{plan}` is A_plan, as `A_{\text{plan}}` is
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 name = SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:])
             elif tok.kind == "op" and tok.text == "*":  # f_* (a characteristic value)
@@ -541,7 +607,7 @@ class Parser(CalculusMixin):
             raise CheckInputError(f"expected '(' at {self.peek().pos}")
         self.i += 1
         args = [self.expr()]
-        while self.accept(","):
+        while self.accept(",") or self.accept(";"):
             args.append(self.expr())
         self.expect(close)
         return args

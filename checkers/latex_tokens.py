@@ -2,8 +2,8 @@
 
 The tokenizer accepts only: whitespace, numbers, ASCII letters (one per token in LaTeX, whole
 identifiers in plain syntax), backslash commands made of letters (or one of `\\, \\; \\: \\! \\{ \\}`)
-and the operator characters listed in `_OPS`. Anything else (quotes, dots after names, `;`,
-`@`, `#`, non-ASCII) rejects the whole input. Which commands mean something is decided by the
+and the operator characters listed in `_OPS`. Anything else (quotes, dots after names, `;` in plain
+syntax, `@`, `#`, non-ASCII) rejects the whole input. Which commands mean something is decided by the
 parser against the whitelists below; an unknown command is rejected there.
 """
 
@@ -76,8 +76,9 @@ _COMMON = (
     r"|(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|\\]))"
 )
 _OPS = r"|(?P<op>\*\*|<=|>=|!=|:=|[-+*/^_=<>(){}\[\],|!'&~])"
+_LATEX_OPS = _OPS[:-2] + ";])"  # `;` separates arguments in paper notation (`f(0;0)`, issue 21)
 _TOKEN = {
-    "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _OPS),
+    "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _LATEX_OPS),
     "plain": re.compile(_COMMON + r"|(?P<id>[A-Za-z][A-Za-z0-9_]*)" + _OPS),
 }
 

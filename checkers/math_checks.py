@@ -575,14 +575,78 @@ def _pair(inp: MathInput, lhs: sp.Expr, op: str, rhs: sp.Expr) -> CheckResult:
 
 @check("math.statement", doc="{statement: LaTeX of a display equation or a chain a = b = c (labels, \\nonumber and "
        "trailing punctuation ignored), preamble (optional: the paper's macros)}; each neighbouring pair is checked "
-       "(=, <, \\le, ...); definitions (:=, \\equiv) are skipped; notation outside the parser is inconclusive\n"
+       "(=, <, \\le, ...); definitions (:=, \\equiv) are skipped; notation outside the parser is inconclusive;\n"
+       "  context (optional: [{latex, where}], the paper's other equations): a refutation needs every symbol free\n"
        + COMMON_DOC)  # fmt: skip
 def check_statement(payload: dict[str, Any]) -> CheckResult:
-    """A statement as it stands in a paper: never refuted on a parse the parser is unsure of."""
+    """A statement as it stands in a paper: never refuted on a parse the parser is unsure of, nor on
+    a symbol the paper makes depend on another one of the statement (`dependent`, issue 21)."""
     kind = "math.statement"
     inp = MathInput(payload, paper=True)
     text = clean_statement(inp.field("statement"))
     inp.tolerance = max(inp.tolerance, printed_tolerance(text))
+    equations, conditions = split_equations(text)
+    result = _check_equations(inp, text, equations)
+    if conditions and result.outcome == "refuted":  # the equation may hold only where its condition does
+        return CheckResult(kind, "inconclusive", f"{result.reason}, but the equation carries a condition or note "
+                           f"({conditions[0][:60]}): not refuted", result.engine,
+                           {**result.evidence, "conditions": conditions})  # fmt: skip
+    return result
+
+
+def _check_equations(inp: MathInput, text: str, equations: list[str]) -> CheckResult:
+    kind = "math.statement"
+    if len(equations) == 1:
+        return _check_chain(inp, equations[0])
+    # `a = b \qquad c = d`: two equations side by side, each its own statement (never one chain a = b c = d)
+    parts = [_check_chain(inp, e) for e in equations]
+    evidence = {"statement": text, "equations": [{"statement": e, "outcome": p.outcome, "reason": p.reason}
+                                                 for e, p in zip(equations, parts, strict=True)]}  # fmt: skip
+    outcomes = [p.outcome for p in parts]
+    for wanted in ("refuted", "error", "inconclusive"):
+        if wanted in outcomes:
+            n = outcomes.index(wanted)
+            return CheckResult(kind, wanted if wanted != "error" else "inconclusive",
+                               f"equation {n + 1} of {len(parts)}: {parts[n].reason}", parts[n].engine, evidence)  # fmt: skip
+    if all(o == "skipped" for o in outcomes):
+        return CheckResult(kind, "skipped", parts[0].reason, parts[0].engine, evidence)
+    return CheckResult(kind, "confirmed", "; ".join(p.reason for p in parts if p.outcome == "confirmed"),
+                       parts[0].engine, evidence)  # fmt: skip
+
+
+_EQUATION_GAP = re.compile(r"[,;]?\\q?quad(?![A-Za-z])")
+_CONDITION = re.compile(r"^\s*(?:\\(?:text|mathrm|textrm|mbox|rm)\b|\(|\\left\s*\(|\\forall|\\exists)")
+
+
+def split_equations(text: str) -> tuple[list[str], list[str]]:
+    """The equations of one display row written side by side (`a = b, \\qquad c = d`): split at a top-level
+    `\\quad`/`\\qquad` when the pieces on both sides hold a relation; a trailing condition
+    (`\\quad \\text{for } x > 0`, `\\quad (n \\ge 1)`) or other annotation after a `\\quad` is returned apart:
+    (equations, conditions)."""
+    pieces, last = [], 0
+    for m in _EQUATION_GAP.finditer(text):
+        before = text[:m.start()]
+        if sum(before.count(c) for c in "{([") == sum(before.count(c) for c in "})]"):  # at the top level
+            pieces.append((last, m.start()))
+            last = m.end()
+    pieces.append((last, len(text)))
+    parts = [text[a:b].strip().rstrip(",;").strip() for a, b in pieces]
+    has_relation = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|approx|simeq|neq)(?![A-Za-z])")
+    out: list[str] = []
+    conditions: list[str] = []
+    for part in parts:
+        if out and part and has_relation.search(part) and has_relation.search(out[-1]) and not _CONDITION.match(part):
+            out.append(part)
+        elif out:
+            if part:
+                conditions.append(part)
+        else:
+            out.append(part)
+    return [p for p in out if p] or [text], conditions
+
+
+def _check_chain(inp: MathInput, text: str) -> CheckResult:
+    kind = "math.statement"
     try:
         exprs, ops = inp.chain(text)
     except (UnsureParse, UnknownCommand) as exc:
@@ -599,12 +663,17 @@ def check_statement(payload: dict[str, Any]) -> CheckResult:
             parts.append(_pair(inp, lhs, op, rhs))
         except (UnsureParse, UnknownCommand) as exc:
             parts.append(CheckResult(kind, "inconclusive", f"not parsed with confidence: {exc}", "sympy", {}))
-    outcomes = [p.outcome for p in parts]
     evidence = {"statement": text, "pairs": [{"op": op, "outcome": p.outcome, "reason": p.reason,
                                                "evidence": p.evidence} for op, p in zip(ops, parts, strict=True)]}  # fmt: skip
     if inp.ambiguities:
         evidence["ambiguities"] = inp.ambiguities
     engine = parts[0].engine
+    return _not_free(inp, exprs, ops, _chain_outcome(parts, ops, engine, evidence))
+
+
+def _chain_outcome(parts: list[CheckResult], ops: list[str], engine: str, evidence: dict[str, Any]) -> CheckResult:
+    kind = "math.statement"
+    outcomes = [p.outcome for p in parts]
     if "refuted" in outcomes:
         n = outcomes.index("refuted")
         return CheckResult(
@@ -619,3 +688,136 @@ def check_statement(payload: dict[str, Any]) -> CheckResult:
     n = next(i for i, o in enumerate(outcomes) if o not in ("confirmed", "skipped"))
     return CheckResult(kind, outcomes[n] if outcomes[n] != "error" else "inconclusive",
                        f"relation {n + 1} ({ops[n]}): {parts[n].reason}", engine, evidence)  # fmt: skip
+
+
+_CONTEXT_MAX = 80
+"""Context entries (the paper's other equations) read per statement; the extractor sends the nearest."""
+
+
+def _context(inp: MathInput) -> list[dict[str, str]]:
+    raw = inp.payload.get("context", [])
+    if not isinstance(raw, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("latex"), str) and isinstance(c.get("where", ""), str) for c in raw
+    ):
+        raise CheckInputError("context must be a list of {latex, where} (the paper's other equations)")
+    return raw[:_CONTEXT_MAX]
+
+
+_COMPUTED = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla|dv|pdv|odv)(?![A-Za-z])|"
+                       r"\\d?frac\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|d(?![a-ce-z]{2}))")
+_INCREMENT = re.compile(r"(\\[Dd]elta)(?![A-Za-z])\s*([A-Za-z])(?![A-Za-z_])")
+
+
+def _symbol_names(exprs: list[Any]) -> set[str]:
+    """Every symbol of the statement, bound ones included (the t of `\\int A\\,dt`)."""
+    return {s.name for e in exprs if isinstance(e, sp.Basic) for s in e.atoms(sp.Symbol)}
+
+
+def _is_identity(exprs: list[Any], ops: list[str]) -> bool:
+    """Does a context relation hold at two random points (a derivation step, not a constraint)?"""
+    free = sorted({s for e in exprs if isinstance(e, sp.Basic) for s in e.free_symbols}, key=lambda s: s.name)
+    for lhs, op, rhs in zip(exprs, ops, exprs[1:], strict=False):
+        if op != "=" or isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
+            return False
+        for point in sample_points(free, Domain.from_payload(None, str), 2, 1):
+            left, right = numeric(lhs, point), numeric(rhs, point)
+            if left is None or right is None or not close(left, right, 1e-6):
+                return False
+    return True
+
+
+def dependences(inp: MathInput, names: set[str]) -> dict[str, tuple[str, set[str], str]]:
+    """Symbols of the statement that the paper does not leave free, each with where it is tied
+    (issue 21): `A(t)` written elsewhere with t in the statement; `X = expr` defining X through another
+    symbol of the statement; a relation that is not an identity (`x = r\\cos\\theta` read as a
+    constraint, `\\tan\\phi = 2\\tan\\theta`) holding two of its symbols."""
+    found: dict[str, tuple[str, set[str], str]] = {}
+    for entry in _context(inp):
+        latex, where = entry["latex"], entry.get("where", "elsewhere in the paper")
+        try:  # an increment `\\Delta x` names a step: `\\Delta z = \\Delta x` does not tie z to x
+            parser = inp.parser(_INCREMENT.sub(r"\1_{\2}", latex))
+        except CheckInputError:  # characters outside the grammar: the entry says nothing the parser can read
+            continue
+        try:
+            exprs, ops = parse_chain(parser)
+        except CheckInputError:
+            exprs, ops = [], []
+        for name, args in parser.calls:  # recorded even when the rest of the entry does not parse
+            if name in names and (args - {name}) & names and name not in found:
+                found[name] = (f"{latex.strip()[:80]} ({where}) makes {name} a function of {', '.join(sorted(args))}",
+                               set(args), "function")
+        if not ops or "implies" in ops:
+            continue
+        symbols = [{s.name for s in e.free_symbols} if isinstance(e, sp.Basic) else set() for e in exprs]
+        heads = {name for name, args in parser.calls if symbols[0] <= {name} | args}
+        head = exprs[0].name if isinstance(exprs[0], sp.Symbol) else next(iter(heads), None)
+        rest = set().union(*symbols[1:]) if len(symbols) > 1 else set()
+        if head is not None and ops[0] in ("=", "def", "annotated", "~") and head not in rest:
+            if head in names and (rest & names) - {head} and head not in found:
+                found[head] = (f"defined as {latex.strip()[:80]} ({where})", rest, "definition")
+            continue
+        tied = set().union(*symbols) & names
+        # a derivation step (a derivative, integral, limit or sum evaluated) binds its variables; only an
+        # algebraic relation that is no identity constrains its symbols
+        if len(tied) >= 2 and not _COMPUTED.search(latex) and not _is_identity(exprs, ops):
+            for name in sorted(tied - found.keys()):
+                found[name] = (f"tied to {', '.join(sorted(tied - {name}))} by {latex.strip()[:80]} ({where})",
+                               tied - {name}, "relation")
+    return found
+
+
+def _calculus_vars(exprs: list[Any]) -> dict[str, set[str]]:
+    """symbol -> variables of the integrals and derivatives whose body holds it."""
+    out: dict[str, set[str]] = {}
+    for e in exprs:
+        if not isinstance(e, sp.Basic):
+            continue
+        for op in e.atoms(sp.Integral, sp.Derivative):
+            variables = {v.name for v in op.variables}
+            body = op.function if isinstance(op, sp.Integral) else op.expr
+            for s in body.free_symbols:
+                out.setdefault(s.name, set()).update(variables)
+    return out
+
+
+def _holds_as_functions(inp: MathInput, exprs: list[Any], ops: list[str], found: dict[str, tuple[str, set[str], str]],
+                        ) -> bool:  # fmt: skip
+    """Is every `=` of the chain still an identity with each dependent symbol made an unknown function of
+    its variables (`P_n` -> `P_n(f)`)? Then the confirmation never used the constant reading."""
+    symbols = {s.name: s for e in exprs if isinstance(e, sp.Basic) for s in e.atoms(sp.Symbol)}
+    as_functions = {symbols[n]: sp.Function(n)(*[symbols[v] for v in sorted(d[1]) if v in symbols])
+                    for n, d in found.items() if n in symbols}  # fmt: skip
+    for lhs, op, rhs in zip(exprs, ops, exprs[1:], strict=False):
+        if op != "=":
+            continue
+        zero, _, _ = _symbolic_zero((lhs - rhs).xreplace(as_functions), "sympy", inp.budget)
+        if zero is not True:
+            return False
+    return True
+
+
+def _not_free(inp: MathInput, exprs: list[Any], ops: list[str], result: CheckResult) -> CheckResult:
+    """A refutation stands only if every symbol of the statement is free in the paper; a confirmation
+    only if no integrand or derivand depends on its own variable (`A(t)` integrated in t is no constant)."""
+    if result.outcome not in ("refuted", "confirmed") or not inp.payload.get("context"):
+        return result
+    inside = _calculus_vars(exprs)
+    if result.outcome == "confirmed" and not inside:
+        return result
+    found = dependences(inp, _symbol_names(exprs))
+    if result.outcome == "confirmed":
+        # an integrand that is a function of the integration variable (not the variable itself, nor a
+        # relation between variables): sympy took it for a constant
+        variables = set().union(*inside.values())
+        found = {n: d for n, d in found.items()
+                 if d[2] != "relation" and n not in variables and d[1] & inside.get(n, set())}  # fmt: skip
+    if not found:
+        return result
+    if result.outcome == "confirmed" and _holds_as_functions(inp, exprs, ops, found):
+        return replace(result, reason=f"{result.reason}; also with {', '.join(sorted(found))} as functions of "
+                       "their variables (the paper makes them depend on them)")  # fmt: skip
+    name, (why, _, _) = min(found.items())
+    evidence = {**result.evidence, "dependent_symbols": {n: d[0] for n, d in found.items()}}
+    verb = "refuted" if result.outcome == "refuted" else "confirmed"
+    return CheckResult("math.statement", "inconclusive", f"{result.reason}, but {name} is not free in the paper "
+                       f"({why}): not {verb}", result.engine, evidence)  # fmt: skip

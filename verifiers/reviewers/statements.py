@@ -9,7 +9,9 @@ file and offsets, so a flag points at the text it doubts). What is extracted:
   (derivative, integral, limit, sum, \\nabla: `\\frac{d}{dx} f = g`), series `\\sum ... = closed
   form`, and a quantity defined twice by displayed equations (`X = e1` and later `X = e2`: e1 must
   equal e2). Each step goes as `math.statement` (`{"statement": "a = b", "preamble": ...}`), the
-  checker for paper notation that refutes only on an unambiguous parse; `preamble` holds the
+  checker for paper notation that refutes only on an unambiguous parse and when every symbol is
+  free in the paper (`context`: the paper's other equations and prose dependences sharing a symbol with
+  the step, its own row left out; issue 21); `preamble` holds the
   paper's own `\\newcommand`/`\\def`/`\\DeclareMathOperator` macros that the step uses (read from
   every .tex file; `\\makeatletter` internals left out). Series keep `math.series`;
 * numerics — abstract numbers whose wording recurs in the body with another number
@@ -41,6 +43,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from checkers.latex_macros import Macro, expand_macros, parse_macros
+from checkers.latex_tokens import GREEK
 from checkers.result import CheckInputError
 from corpora.papers.latex_paper import display_blocks
 from storage.latex_comments import blank_comments
@@ -193,6 +196,28 @@ _CALCULUS = re.compile(r"\\(?:partial|int|iint|oint|lim|sum|prod|nabla)(?![A-Za-
 with one is a derivation step to verify, where a bare algebraic `a = b` with free symbols is a law."""
 
 
+_EQUATION_GAP = re.compile(r"[,;]?\s*\\q?quad(?![A-Za-z])")
+_RELATION = re.compile(r"=")
+
+
+def _display_rows(body: str, offset: int) -> list[tuple[str, int]]:
+    """The rows of a display (split at `\\\\`) and, within a row, the equations written side by side
+    (`a = b, \\qquad c = d` at the top level: two statements, never one chain `a = b c = d`, issue 21)."""
+    out: list[tuple[str, int]] = []
+    start = 0
+    for row in re.split(r"\\\\", body):
+        row_start, start = offset + start, start + len(row) + 2
+        last = 0
+        for m in _EQUATION_GAP.finditer(row):
+            before, after = row[last:m.start()], row[m.end():]
+            depth = sum(row[:m.start()].count(c) for c in "{([") - sum(row[:m.start()].count(c) for c in "})]")
+            if depth == 0 and _RELATION.search(before) and _RELATION.search(after.split("\\quad")[0]):
+                out.append((before, row_start + last))
+                last = m.end()
+        out.append((row[last:], row_start + last))
+    return out
+
+
 def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = None,
                      ) -> tuple[list[Statement], list[tuple[str, str, Quote]]]:  # fmt: skip
     macros = macros or {}
@@ -203,10 +228,8 @@ def _math_statements(file: str, text: str, macros: dict[str, Macro] | None = Non
         if lead := _ANNOTATION.match(body):  # `\begin{equation}{\lwFuncURL{evol}{de_dt}}`: a hook's argument
             body, offset = body[lead.end():], offset + lead.end()
         defines = _is_definition(text, block_start, block_end, body)
-        rows, spans, start = [], [], 0
-        for row in re.split(r"\\\\", body):
-            s = offset + start
-            start += len(row) + 2
+        rows, spans = [], []
+        for row, s in _display_rows(body, offset):
             cleaned = _clean_math(row)
             if not cleaned:
                 continue
@@ -378,11 +401,54 @@ def _cell_number(cell: str) -> str | None:
     return m.group(1) if m else None
 
 
+_TABULAR_TAG = re.compile(r"\\(begin|end)\{tabular\*?\}")
+_EXAMPLE_ROW = re.compile(r"^\W*(?:e\.\s?g\.|i\.\s?e\.|for example|for instance)", re.IGNORECASE)
+
+
+def _skip_group(text: str, pos: int, open_: str = "{", close: str = "}") -> int:
+    """Position after the balanced group opening at `pos` (after whitespace); `pos` itself when none opens there."""
+    k = pos
+    while k < len(text) and text[k].isspace():
+        k += 1
+    if k >= len(text) or text[k] != open_:
+        return pos
+    depth = 0
+    for n in range(k, len(text)):
+        depth += (text[n] == open_) - (text[n] == close)
+        if depth == 0:
+            return n + 1
+    return pos
+
+
+def tabular_bodies(text: str) -> list[tuple[int, str]]:
+    """(offset, body) of every tabular, nesting matched: a tabular inside a cell is its own table, and
+    in its parent's body it is blanked (same length), so the parent's rows and columns are its own (issue 21:
+    three "e.g." rows of a nested tabular were summed as the outer column)."""
+    spans: list[tuple[int, int, int]] = []  # (begin tag start, body start, end tag start)
+    stack: list[tuple[int, int]] = []
+    for m in _TABULAR_TAG.finditer(text):
+        if m.group(1) == "begin":
+            pos = _skip_group(text, m.end(), "[", "]")  # [t] position
+            if m.group(0).endswith("*}"):
+                pos = _skip_group(text, pos)  # width of tabular*
+            stack.append((m.start(), _skip_group(text, pos)))  # column spec
+        elif stack:
+            begin, body = stack.pop()
+            spans.append((begin, body, m.start()))
+    out = []
+    for begin, body, end in sorted(spans):
+        chars = list(text[body:end])
+        for b2, _, e2 in spans:
+            if body <= b2 and e2 < end and (b2, e2) != (begin, end):
+                tail = text.index("}", e2) + 1  # through `\end{tabular}`
+                chars[b2 - body:tail - body] = " " * (tail - b2)
+        out.append((body, "".join(chars)))
+    return out
+
+
 def _tables(file: str, text: str) -> list[Statement]:
     out = []
-    for t in re.finditer(r"\\begin\{tabular\*?\}(?:\{[^{}]*\})?\{(?:[^{}]|\{[^{}]*\})*\}(.*?)\\end\{tabular\*?\}",
-                         text, re.DOTALL):  # fmt: skip
-        body, base = t.group(1), t.start(1)
+    for base, body in tabular_bodies(text):
         blocks: list[list[tuple[list[str], Quote]]] = [[]]
         pos = 0
         for raw in re.split(r"\\\\", body):
@@ -395,7 +461,9 @@ def _tables(file: str, text: str) -> list[Statement]:
                 continue
             lead = len(raw) - len(raw.lstrip())
             row = raw.strip()
-            blocks[-1].append((_cells(row), Quote(file, s + lead, s + lead + len(row), row)))
+            if _EXAMPLE_ROW.match(row):
+                continue  # "e.g. ..." illustrates a row, it is not one of the rows a total adds up
+            blocks[-1].append((_cells(row), Quote(file, s + lead, s + lead + len(row), text[s + lead:s + lead + len(row)])))
         blocks = [b for b in blocks if b]
         rows = [r for b in blocks for r in b]
         header = rows[0][0] if rows else []
@@ -464,6 +532,67 @@ def _percentages(file: str, text: str) -> list[Statement]:
     return out
 
 
+@dataclass(frozen=True)
+class ContextEntry:
+    """An equation of the paper (display row, inline math) or a prose dependence (`$A$ as a function of
+    $t$` read as `A(t)`), sent with a statement so the checker can tell whether its symbols are free."""
+
+    file: str
+    start: int
+    end: int
+    latex: str
+
+    def payload(self) -> dict[str, str]:
+        return {"latex": self.latex, "where": f"{self.file}:{self.start}"}
+
+
+_PROSE_DEPENDENCE = re.compile(
+    r"(?<![\\$])\$([^$]{1,40})\$[^$.]{0,30}?\b(?:(?:as|is|are)\s+(?:a\s+)?functions?\s+of|depends?\s+(?:only\s+)?on|"
+    r"dependent\s+on|varies\s+with|in\s+terms\s+of)\s+(?:the\s+)?(?:\w+\s+){0,2}?\$([^$]{1,40})\$", re.IGNORECASE)
+_SYMBOL_TOKEN = re.compile(r"\\([A-Za-z]+)|(?<![\\A-Za-z])([A-Za-z])(?![A-Za-z])")
+_CONTEXT_PER_STATEMENT = 40
+_CONTEXT_ENTRY_MAX = 1500
+"""Characters of one context equation (a longer row is a derivation, not a relation that ties symbols)."""
+
+
+def paper_context(texts: dict[str, str], macros: dict[str, Macro] | None = None) -> list[ContextEntry]:
+    """Every equation of the paper that could tie a statement's symbols (issue 21): display rows,
+    inline math with `=` or a bracket, and prose dependences."""
+    out: list[ContextEntry] = []
+    for file, text in texts.items():
+        for _, _, offset, body_end in display_blocks(text, _DISPLAY_ENVS):
+            for row, s in _display_rows(text[offset:body_end], offset):
+                if "=" in row or "(" in row:
+                    out.append(ContextEntry(file, s, s + len(row), _clean_math(row)))
+        for m in _INLINE.finditer(text):
+            if "=" in m.group(1) or "(" in m.group(1):
+                out.append(ContextEntry(file, m.start(1), m.end(1), _clean_math(m.group(1))))
+        for m in _PROSE_DEPENDENCE.finditer(text):
+            head = m.group(1).strip()
+            if _BARE_HEAD.match(_expanded(head, macros or {})):
+                out.append(ContextEntry(file, m.start(), m.end(), f"{head}({m.group(2).strip()})"))
+    return out
+
+
+def _symbol_tokens(latex: str) -> set[str]:
+    return {a or b for a, b in _SYMBOL_TOKEN.findall(latex) if (a in GREEK if a else b != "d")}
+
+
+def context_for(statement: str, quotes: list[Quote], entries: list[ContextEntry]) -> list[dict[str, str]]:
+    """The paper's equations that share a symbol with `statement`, the statement's own rows left out."""
+    wanted = _symbol_tokens(statement)
+    scored = []
+    for n, entry in enumerate(entries):
+        if any(q.file == entry.file and q.start < entry.end and entry.start < q.end for q in quotes):
+            continue
+        if len(entry.latex) > _CONTEXT_ENTRY_MAX:
+            continue
+        shared = len(wanted & _symbol_tokens(entry.latex))
+        if shared:
+            scored.append((-shared, n, entry))
+    return [e.payload() for _, _, e in sorted(scored)[:_CONTEXT_PER_STATEMENT]]
+
+
 def extract_statements(files: dict[str, str], main_file: str | None = None) -> list[Statement]:
     """Every checkable statement in a copy's `.tex` files (see the module docstring)."""
     texts = {f: blank_comments(t) for f, t in sorted(files.items()) if f.endswith(".tex")}
@@ -476,5 +605,9 @@ def extract_statements(files: dict[str, str], main_file: str | None = None) -> l
         definitions += defs
         statements += _tables(file, text) + _percentages(file, text)
     statements += _redefinitions(definitions, macros) + _repeated_constants(texts) + _abstract_body(texts)
+    context = paper_context(texts, macros)
+    for st in statements:  # a refutation needs every symbol free in the paper (issue 21)
+        if st.kind == "math.statement" and (ctx := context_for(st.payload["statement"], st.quotes, context)):
+            st.payload["context"] = ctx
     # quotes must be verbatim source text (masking only blanks comments)
     return [s for s in statements if all(q.text.strip() and files[q.file][q.start:q.end] == q.text for q in s.quotes)]
