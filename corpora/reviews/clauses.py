@@ -115,7 +115,7 @@ def hedged_spans(sentence: str) -> list[tuple[int, int]]:
 # the claim true ("evaluation on GLUE is missing" -> "on MMLU"), so it is no place for a rule edit.
 _ABSENCE = re.compile(
     r"(?<![\w-])(?:lacks?|lacking|missing|absent|absence|omit\w*|fails?\s+to|without|"
-    r"(?:does|do|did|is|are|was|were|has|have)(?:\s+not|n't)(?!\s+(?:only|just|merely))|no\s+(?!doubt|longer))(?![\w-])",
+    r"(?:does|do|did|is|are|was|were|has|have)n't|not(?!\s+(?:only|just|merely))|no\s+(?!doubt|longer))(?![\w-])",
     re.I,
 )
 

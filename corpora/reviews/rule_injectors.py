@@ -180,6 +180,13 @@ _MODALS = {"might": "will", "may": "will", "could": "will", "will": "might", "mu
 _MONTHS = ("January", "February", "March", "April", "June", "July", "August", "September", "October",
            "November", "December")  # fmt: skip
 _RECENCY_RE = re.compile(r"\b(" + "|".join(_RECENCY) + r")\b", re.I)
+# "prior work", "recent methods", ...: a time reference to other work says something about the paper
+# only where the paper is set against that work ("improves over prior work", "compares with recent
+# methods"); "grounds the work in prior literature" is the reviewer's view of the literature.
+_RELATIVE_TIME = {"recent", "recently", "early", "earlier", "later", "prior", "concurrent", "latest", "earliest",
+                  "outdated", "emerging", "established"}  # fmt: skip
+_COMPARISON = re.compile(r"\b(?:than|over|compar\w*|outperform\w*|improv\w*|beyond|limitations?\s+of|unlike|"
+                         r"against|versus|vs\.?|surpass\w*|exceed\w*|better|worse|bigger|larger|smaller|faster)\b", re.I)  # fmt: skip
 _MODAL_RE = re.compile(r"\b(" + "|".join(_MODALS) + r")\b(?!\s+\d{4})", re.I)
 _YEAR_RE = re.compile(r"(?<![\w.\-])((?:19|20)\d{2})(?![\w.]\d)")
 _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
@@ -187,7 +194,9 @@ _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 
 def temporal_candidates(sentence: str) -> list[Candidate]:
     """Time references first: a modal verb is a candidate only in a sentence without one."""
-    out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)]
+    compared = bool(_COMPARISON.search(sentence))
+    out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)
+           if compared or m.group(1).lower() not in _RELATIVE_TIME]
     out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)]
     out += [Candidate(m.start(), m.end(), "Date Shift", "month") for m in _MONTH_RE.finditer(sentence)]
     if not out:  # a modal of the reviewer's own ("X could strengthen the paper") says nothing about the paper
@@ -321,7 +330,7 @@ def _class_patterns() -> tuple[tuple[str, re.Pattern], ...]:
     """One alternation per class, longest names first ("GPT-3.5" before "GPT-3")."""
     out = []
     for cls, terms in entity_vocabulary().items():
-        forms = sorted({f for t in terms for f in _forms(t, cls == "metric")}, key=lambda f: (-len(f), f))
+        forms = sorted({f for t in terms for f in _forms(t, _is_metric(cls))}, key=lambda f: (-len(f), f))
         out.append((cls, re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![\w\-])")))
     return tuple(out)
 
@@ -329,6 +338,20 @@ def _class_patterns() -> tuple[tuple[str, re.Pattern], ...]:
 # A lower-case metric word ("accuracy", "recall") names the metric only where the sentence measures
 # something; elsewhere it is a common noun ("the trade-off between interpretability and accuracy").
 _MEASURED = re.compile(r"\d|\b(?:in\s+terms\s+of|metrics?|scores?|measured|evaluat\w*\s+(?:by|with|using))\b", re.I)
+
+
+def _is_metric(cls: str) -> bool:
+    return cls.endswith("metric")
+
+
+def _defined_here(sentence: str, start: int, end: int) -> bool:
+    """An acronym in the parentheses that define it ("Word Movers Distance (WMD)"): swapping it leaves
+    the spelled-out name beside a wrong acronym, an inconsistency any reader sees without the paper."""
+    if sentence[start - 1 : start] != "(" or sentence[end : end + 1] != ")":
+        return False
+    letters = [ch for ch in sentence[start:end] if ch.isupper()]
+    words = re.findall(r"[A-Za-z][\w-]*", sentence[: start - 1])[-len(letters) :] if letters else []
+    return len(words) == len(letters) and all(w[0].upper() == ch for w, ch in zip(words, letters, strict=True))
 
 
 def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
@@ -340,16 +363,18 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             taken.append((m.start(), m.end()))
-            if cls == "metric" and m.group(0)[1:].islower() and not measured:
+            if _is_metric(cls) and m.group(0)[1:].islower() and not measured:
                 continue
-            leaf = "Benchmark Entity Swap" if cls in ("dataset", "metric") else "Attribute Substitution"
+            if _defined_here(sentence, m.start(), m.end()):
+                continue
+            leaf = "Benchmark Entity Swap" if cls == "dataset" or _is_metric(cls) else "Attribute Substitution"
             out.append(Candidate(m.start(), m.end(), leaf, cls))
     entities = paper_entities(paper_text) if paper_text else {}
     for m in _ACRONYM.finditer(sentence):
         term = m.group(1)
         if term not in entities or any(a < m.end() and m.start() < b for a, b in taken):
             continue
-        if not _paper_swaps(term, entities, sentence):
+        if not _paper_swaps(term, entities, sentence) or _defined_here(sentence, m.start(), m.end()):
             continue
         leaf = "Attribute Substitution" if entities[term] == "method" else "Benchmark Entity Swap"
         out.append(Candidate(m.start(), m.end(), leaf, f"paper_{entities[term]}"))
@@ -365,7 +390,7 @@ def _paper_swaps(term: str, entities: dict[str, str], sentence: str) -> list[str
 @cache
 def _mentioned_in(paper_text: str, cls: str) -> frozenset[str]:
     """The names of a class that a paper mentions (cached: one scan per paper and class)."""
-    return frozenset(t for t in entity_vocabulary()[cls] if _term_re(t, cls == "metric").search(paper_text))
+    return frozenset(t for t in entity_vocabulary()[cls] if _term_re(t, _is_metric(cls)).search(paper_text))
 
 
 def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
@@ -374,11 +399,15 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
         terms = _paper_swaps(token, paper_entities(paper_text), sentence)
         pool = [t for t in terms if t.isupper() == token.isupper()] or terms
         return RuleEdit(cand.start, cand.end, rng.choice(pool[:10]), cand.leaf)
-    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower()]
+    metric = _is_metric(cand.kind)
+    # never a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)
+    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower() and not _term_re(t, metric).search(sentence)]
+    if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
+        terms = [t for t in terms if t[1:].islower() == token[1:].islower()] or terms
     mentioned = _mentioned_in(paper_text, cand.kind) if paper_text else ()
-    in_paper = [t for t in terms if t in mentioned and not _term_re(t, cand.kind == "metric").search(sentence)]
+    in_paper = [t for t in terms if t in mentioned]
     new = rng.choice(in_paper or terms)
-    return RuleEdit(cand.start, cand.end, _case_like(new, token) if cand.kind == "metric" else new, cand.leaf)
+    return RuleEdit(cand.start, cand.end, _case_like(new, token) if metric else new, cand.leaf)
 
 
 # ---------------------------------------------------------------- registry

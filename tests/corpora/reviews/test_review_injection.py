@@ -32,7 +32,7 @@ PAPER = ("We fine-tune BERT and RoBERTa on GLUE and SQuAD. The threshold is 0.2.
 REVIEW = (
     "Summary:\nThe paper fine-tunes BERT on GLUE and reports 85.4% accuracy. "
     "The authors use 3 datasets and a threshold of 0.5. "
-    "Recent work already addresses this, because the method is simple. "
+    "Recent work already outperforms this method, because it is simple. "
     "The writing is clear. "
     "SpAdapt outperforms LoRA on all tasks."
 )
@@ -63,7 +63,7 @@ def test_rule_edits_keep_format_and_change_value():
         assert ("." in new) == ("." in old) and ("," in new) == ("," in old)
         if old.endswith(".4") or old.endswith(".1"):
             assert len(new.split(".")[1]) == 1 and float(new) < 100
-    t = "Recent methods fail in 2020."
+    t = "Recent methods fail in 2020, unlike this one."
     assert [(t[c.start : c.end], c.leaf) for c in temporal_candidates(t)] == [
         ("Recent", "Recency Misstatement"), ("2020", "Date Shift")]  # fmt: skip
     assert rule_edit("temporal", t, temporal_candidates(t)[0], rng).replacement == "Early"
@@ -72,8 +72,10 @@ def test_rule_edits_keep_format_and_change_value():
     m = "The authors state that the method might fail, and it would help to add runs."
     assert [(m[c.start : c.end], c.leaf) for c in temporal_candidates(m)] == [("might", "Modality Shift")]
     assert temporal_candidates("The method might fail, and it would help to add runs.") == []
-    assert temporal_candidates("Recent methods might fail.")[0].kind == "recency"
-    assert len(temporal_candidates("Recent methods might fail.")) == 1
+    assert temporal_candidates("Recent methods might fail, unlike this one.")[0].kind == "recency"
+    assert len(temporal_candidates("Recent methods might fail, unlike this one.")) == 1
+    # a time reference to other work only where the paper is set against it
+    assert temporal_candidates("The authors ground the work in prior literature.") == []
     e = "We compare BERT with SpAdapt on GLUE in terms of accuracy."
     cands = entity_candidates(e, PAPER)
     assert [(e[c.start : c.end], c.kind) for c in cands] == [
