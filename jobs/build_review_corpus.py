@@ -9,7 +9,9 @@ own labels (ReviewCritique's deficient segments) -> in --out:
   report.json                   corpus name and version, counts per anchor (screened, attempts,
                                 equivalent, infeasible, parse_failures, rejected, kept), skipped
                                 copies, load errors (file:line: reason), warnings and
-                                non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8)
+                                non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8);
+                                with --validity-labels FILE, the hand-checked validity per anchor
+                                (injections, labelled, valid, valid_share; corpora/reviews/validity.py)
 
 Input formats (--format auto picks by content): `reviewcritique` (ReviewCritique_LLM.jsonl, bare
 NaN allowed), `jsonl` (paper_id, paper_text, review_text[, review_id] per line), `openreview`
@@ -48,6 +50,7 @@ from corpora.reviews.ingest import MAX_REVIEW_CHARS, load_reviews, retag_aspects
 from corpora.reviews.llm_injector import LLMInjector  # noqa: E402
 from corpora.reviews.screening import LLMFeasibilityCheck  # noqa: E402
 from corpora.reviews.taxonomy import TAXONOMY_PATH, load_review_taxonomy  # noqa: E402
+from corpora.reviews.validity import load_validity_labels, validity_by_anchor  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-check", action="store_true", help="LLM feasibility check before each LLM injection")
     p.add_argument("--llm-verify", action="store_true", help="LLM equivalence judge after the rule check")
     p.add_argument("--llm-aspects", action="store_true", help="aspect tags from the LLM instead of rules")
+    p.add_argument("--validity-labels", type=Path, default=None,
+                   help="JSONL of hand labels (valid/invalid per injection): report the validity per anchor")
     p.add_argument("--llm-all-anchors", action="store_true",
                    help="with --model, let the LLM inject Number/Temporal/Entity too (default: their rule injectors)")
     return p
@@ -84,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     taxonomy = load_review_taxonomy(args.taxonomy, args.taxonomy_extra)
+    labels = load_validity_labels(args.validity_labels) if args.validity_labels else None  # bad file: fail before building
     sources, errors, warnings, non_utf8_lines = [], [], [], 0
     for path in args.inputs:
         result = load_reviews(path, args.format, max_review_chars=args.max_review_chars)
@@ -127,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                       equivalence=asdict(builder.verifier.stats))  # fmt: skip
         if builder.llm is not None:
             report["llm_injector"] = asdict(builder.llm.stats)
+    if labels is not None:
+        report["validity"] = {"labels": str(args.validity_labels), **validity_by_anchor(truths, labels)}
     write_jsonl(copies, truths, args.out / "items.jsonl", args.out / "truth.jsonl", name, args.split)
     items, truth = corpus_tables(copies, truths, name, args.split)
     pq.write_table(items, args.out / "items.parquet")
@@ -135,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     kept = sum(len(t.injections) for t in truths)
     print(f"{name}: {len(sources)} reviews -> {len(copies)} copies, {kept} injections, "
           f"{len(errors)} load errors, {non_utf8_lines} lines not UTF-8 -> {args.out}")  # fmt: skip
+    if labels is not None:
+        for anchor, row in report["validity"]["per_anchor"].items():
+            share = "-" if row["valid_share"] is None else f"{row['valid_share']:.1%}"
+            print(f"  hand-checked validity {anchor}: {row['valid']}/{row['labelled']} valid ({share}), "
+                  f"{row['injections'] - row['labelled']} of {row['injections']} unlabelled")  # fmt: skip
     return 0
 
 
