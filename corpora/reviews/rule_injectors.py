@@ -185,7 +185,7 @@ _RECENCY_RE = re.compile(r"\b(" + "|".join(_RECENCY) + r")\b", re.I)
 # methods"); "grounds the work in prior literature" is the reviewer's view of the literature.
 _RELATIVE_TIME = {"recent", "recently", "early", "earlier", "later", "prior", "concurrent", "latest", "earliest",
                   "outdated", "emerging", "established"}  # fmt: skip
-_COMPARISON = re.compile(r"\b(?:than|over|compar\w*|outperform\w*|improv\w*|beyond|limitations?\s+of|unlike|"
+_COMPARISON = re.compile(r"\b(?:than|over|compar\w*\s+(?:[\w-]+\s+){0,3}?(?:with|to|against)|outperform\w*|improv\w*|beyond|limitations?\s+of|unlike|"
                          r"against|versus|vs\.?|surpass\w*|exceed\w*|better|worse|bigger|larger|smaller|faster)\b", re.I)  # fmt: skip
 _MODAL_RE = re.compile(r"\b(" + "|".join(_MODALS) + r")\b(?!\s+\d{4})", re.I)
 _YEAR_RE = re.compile(r"(?<![\w.\-])((?:19|20)\d{2})(?![\w.]\d)")
@@ -226,7 +226,7 @@ def _entities_file() -> dict[str, tuple[str, ...]]:
 
 def entity_vocabulary() -> dict[str, tuple[str, ...]]:
     """Swappable names by class (kinds of model, architecture, dataset, metric)."""
-    return {k: v for k, v in _entities_file().items() if k != "not_paper_terms"}
+    return {k: v for k, v in _entities_file().items() if k not in ("not_paper_terms", "loose_synonyms")}
 
 
 def _forms(term: str, capitalised_too: bool) -> set[str]:
@@ -340,6 +340,11 @@ def _class_patterns() -> tuple[tuple[str, re.Pattern], ...]:
 _MEASURED = re.compile(r"\d|\b(?:in\s+terms\s+of|metrics?|scores?|measured|evaluat\w*\s+(?:by|with|using))\b", re.I)
 
 
+def _loose_synonyms(term: str) -> frozenset[str]:
+    """Names reviewers use interchangeably (entities.toml `loose_synonyms`): never swapped for each other."""
+    return frozenset(t for group in _entities_file().get("loose_synonyms", ()) if term in group for t in group)
+
+
 def _is_metric(cls: str) -> bool:
     return cls.endswith("metric")
 
@@ -367,7 +372,7 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
                 continue
             if _defined_here(sentence, m.start(), m.end()):
                 continue
-            leaf = "Benchmark Entity Swap" if cls == "dataset" or _is_metric(cls) else "Attribute Substitution"
+            leaf = "Benchmark Entity Swap" if cls.endswith("dataset") or _is_metric(cls) else "Attribute Substitution"
             out.append(Candidate(m.start(), m.end(), leaf, cls))
     entities = paper_entities(paper_text) if paper_text else {}
     for m in _ACRONYM.finditer(sentence):
@@ -401,7 +406,10 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
         return RuleEdit(cand.start, cand.end, rng.choice(pool[:10]), cand.leaf)
     metric = _is_metric(cand.kind)
     # never a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)
-    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower() and not _term_re(t, metric).search(sentence)]
+    held = sentence.lower()  # case-blind: "XLNET" in the sentence rules out "XLNet"
+    loose = _loose_synonyms(token.lower())
+    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower() and t.lower() not in loose
+             and not _term_re(t.lower(), False).search(held)]  # fmt: skip
     if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
         terms = [t for t in terms if t[1:].islower() == token[1:].islower()] or terms
     mentioned = _mentioned_in(paper_text, cand.kind) if paper_text else ()

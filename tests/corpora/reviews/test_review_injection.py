@@ -26,7 +26,7 @@ from corpora.reviews.screening import LLMFeasibilityCheck, screen_sentence
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import review_taxonomy
 
-PAPER = ("We fine-tune BERT and RoBERTa on GLUE and SQuAD. The threshold is 0.2. GLUE GLUE SQuAD SQuAD RoBERTa "
+PAPER = ("We fine-tune BERT and RoBERTa on GLUE, MNLI and SQuAD. The threshold is 0.2. GLUE GLUE SQuAD SQuAD RoBERTa "
          "RoBERTa. We propose SpAdapt, which beats the LoRA baseline. SpAdapt outperforms LoRA. "
          "The SpAdapt method and the LoRA method.")  # fmt: skip
 REVIEW = (
@@ -79,10 +79,10 @@ def test_rule_edits_keep_format_and_change_value():
     e = "We compare BERT with SpAdapt on GLUE in terms of accuracy."
     cands = entity_candidates(e, PAPER)
     assert [(e[c.start : c.end], c.kind) for c in cands] == [
-        ("BERT", "encoder_model"), ("SpAdapt", "paper_method"), ("GLUE", "dataset"), ("accuracy", "metric")]  # fmt: skip
+        ("BERT", "encoder_model"), ("SpAdapt", "paper_method"), ("GLUE", "nlu_dataset"), ("accuracy", "metric")]  # fmt: skip
     # a swap prefers a name of the same class that the paper mentions and the sentence does not
     assert rule_edit("entity", e, cands[0], rng, PAPER).replacement == "RoBERTa"
-    assert rule_edit("entity", e, cands[2], rng, PAPER).replacement == "SQuAD"
+    assert rule_edit("entity", e, cands[2], rng, PAPER).replacement == "MNLI"  # a dataset of the same task
     assert rule_edit("entity", e, cands[1], rng, PAPER).replacement == "LoRA"
     # metric names: a lower-case one may be capitalised, an acronym must match exactly ("map" is a verb)
     assert [c.kind for c in entity_candidates("Accuracy and mAP differ by 2 points.")] == ["metric", "metric"]
