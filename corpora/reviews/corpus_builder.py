@@ -136,7 +136,7 @@ class ReviewInjectionBuilder:
     def screen(self, copy: ReviewCopy) -> dict[int, tuple[str, ...]]:
         out = {}
         for s in copy.sentences:
-            allowed = [a for a in screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text) if a in self.anchors]
+            allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors)
             if allowed:
                 out[s.index] = tuple(allowed)
         return out

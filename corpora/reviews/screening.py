@@ -17,6 +17,7 @@ and, when an `LLMFeasibilityCheck` is given, the model's strict true/false (fig.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from corpora.reviews.aspects import is_heading
@@ -58,48 +59,59 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
-def rule_places(spec: AnchorSpec, text: str, paper_text: str = "") -> list[Candidate]:
+def rule_places(spec: AnchorSpec, text: str, paper_text: str = "",
+                hedged: list[tuple[int, int]] | None = None) -> list[Candidate]:  # fmt: skip
     """Where the anchor's rule injector may edit the sentence: none in a question, none in a claim
     that the paper lacks something (a swap there may leave it true), none in the reviewer's hedged
     clauses unless the anchor edits hedges."""
     if not spec.rule_injector or is_question(text):
         return []
     places = rule_candidates(spec.rule_injector, text, paper_text)
-    closed = absence_spans(text) + ([] if spec.edits_hedges else hedged_spans(text))
+    if spec.edits_hedges:
+        hedged = []
+    elif hedged is None:
+        hedged = hedged_spans(text)
+    closed = absence_spans(text) + hedged
     return [c for c in places if not in_spans(c.start, c.end, closed)]
 
 
-def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "") -> tuple[str, ...]:
-    """The anchors whose prerequisites the sentence meets, in taxonomy order."""
+def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "",
+                    anchors: Collection[str] | None = None) -> tuple[str, ...]:  # fmt: skip
+    """The anchors (of `anchors`, default all) whose prerequisites the sentence meets, in taxonomy order."""
     if is_heading(text) or len(text.split()) < 4 or is_question(text):
         return ()
-    claim = _masked(text, hedged_spans(text))  # what the reviewer asserts, not speculates
+    hedged = hedged_spans(text)
+    claim = _masked(text, hedged)  # what the reviewer asserts, not speculates
+    cues: dict[bool, dict[str, bool]] = {}
 
-    def cues(spec: AnchorSpec) -> str:
-        return text if spec.edits_hedges else claim
+    def llm_cues(edits_hedges: bool) -> dict[str, bool]:
+        """The cue checks of the anchors without a rule injector, on the text they may edit (once per text)."""
+        if edits_hedges not in cues:
+            t = text if edits_hedges else claim
+            names = _NAME.findall(t)
+            n_entities = len(entity_candidates(t, paper_text))
+            entity = bool(names) or n_entities > 0
+            cues[edits_hedges] = {
+                "False Concatenation": (len(names) + n_entities >= 2) or (entity and bool(_PLURAL_SUBJECTS.search(t))),
+                "Attribution Failure": bool(_ATTRIBUTION.search(t)),
+                "Overgeneralization": bool(_CLAIM.search(t)),
+                "Reasoning Error": bool(_REASONING.search(t)),
+                "Hyperbole": bool(_EVALUATIVE.search(t)),
+                "Context-based Meaning Error": bool(_AMBIGUOUS.search(t)) or bool(re.search(r"\b[A-Z]{2,}\b", t)),
+                # an anchor a user file gives no rule injector: the entity/number cues stand in
+                "Number": bool(re.search(r"\d", t)),
+                "Entity": entity,
+                "Temporal": bool(re.search(r"\b(?:19|20)\d{2}\b|\b(?:recent\w*|prior|earlier|later|will|might|may)\b", t, re.I)),
+            }  # fmt: skip
+        return cues[edits_hedges]
 
     def ok(spec: AnchorSpec) -> bool:
         if spec.rule_injector:
-            return bool(rule_places(spec, text, paper_text))
-        t = cues(spec)
-        names = _NAME.findall(t)
-        entity = bool(names) or bool(entity_candidates(t, paper_text))
-        checks = {
-            "False Concatenation": (len(names) + len(entity_candidates(t, paper_text)) >= 2)
-            or (entity and bool(_PLURAL_SUBJECTS.search(t))),
-            "Attribution Failure": bool(_ATTRIBUTION.search(t)),
-            "Overgeneralization": bool(_CLAIM.search(t)),
-            "Reasoning Error": bool(_REASONING.search(t)),
-            "Hyperbole": bool(_EVALUATIVE.search(t)),
-            "Context-based Meaning Error": bool(_AMBIGUOUS.search(t)) or bool(re.search(r"\b[A-Z]{2,}\b", t)),
-            # an anchor a user file gives no rule injector: the entity/number cues stand in
-            "Number": bool(re.search(r"\d", t)),
-            "Entity": entity,
-            "Temporal": bool(re.search(r"\b(?:19|20)\d{2}\b|\b(?:recent\w*|prior|earlier|later|will|might|may)\b", t, re.I)),
-        }
-        return checks[spec.name]
+            return bool(rule_places(spec, text, paper_text, hedged))
+        return llm_cues(spec.edits_hedges)[spec.name]
 
-    return tuple(a.name for a in taxonomy.anchors if (aspect or "") not in a.avoid_aspects and ok(a))
+    return tuple(a.name for a in taxonomy.anchors
+                 if (anchors is None or a.name in anchors) and (aspect or "") not in a.avoid_aspects and ok(a))  # fmt: skip
 
 
 FEASIBILITY_PROMPT = """You are a compatibility checker for hallucination injection templates in scientific paper reviews.
