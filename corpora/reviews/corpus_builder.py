@@ -42,6 +42,10 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
+INJECTION_RULES_VERSION = 2
+"""Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
+of issue 22), so a corpus built by other rules gets another version and a run never resumes on it."""
+
 COUNT_KEYS = ("screened", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
 
 
@@ -295,10 +299,10 @@ def corpus_version(sources: Sequence[ReviewSource], config: BuildConfig, taxonom
         h.update(hashlib.sha256(s.copy.review_text.encode()).digest())
     settings = {"seed": config.seed, "copies": config.injected_copies, "n": list(config.injections_per_copy),
                 "attempts": config.max_attempts, "anchors": config.anchors, "rules": config.prefer_rules,
-                "llm": config.llm_model,
+                "llm": config.llm_model, "rule_version": INJECTION_RULES_VERSION,
                 "taxonomy": [taxonomy.name, taxonomy.version]}  # fmt: skip
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:12]
 
 
-__all__ = ["COUNT_KEYS", "BuildConfig", "InjectionCounts", "ReviewCorpus", "ReviewInjectionBuilder", "apply_injections"]
+__all__ = ["COUNT_KEYS", "INJECTION_RULES_VERSION", "BuildConfig", "InjectionCounts", "ReviewCorpus", "ReviewInjectionBuilder", "apply_injections"]

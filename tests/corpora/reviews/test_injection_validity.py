@@ -189,3 +189,13 @@ def test_copies_of_a_review_never_repeat_an_injection():
         seen = [(i.sentence_index, i.original, i.injected) for t in corpus.truths for i in t.injections]
         assert len(seen) == len(set(seen)), seen
         assert corpus.counts.total("kept") == len(seen)
+
+
+def test_the_rules_version_is_part_of_the_corpus_version(monkeypatch):
+    import corpora.reviews.corpus_builder as corpus_builder
+
+    sources = load_reviews(SAMPLE).reviews
+    config, taxonomy = BuildConfig(seed=0), review_taxonomy()
+    now = corpus_builder.corpus_version(sources, config, taxonomy)
+    monkeypatch.setattr(corpus_builder, "INJECTION_RULES_VERSION", corpus_builder.INJECTION_RULES_VERSION - 1)
+    assert corpus_builder.corpus_version(sources, config, taxonomy) != now  # a run never resumes on old rules' corpus
