@@ -9,7 +9,9 @@ own labels (ReviewCritique's deficient segments) -> in --out:
   report.json                   corpus name and version, counts per anchor (screened, attempts,
                                 equivalent, infeasible, parse_failures, rejected, kept), skipped
                                 copies, load errors (file:line: reason), warnings and
-                                non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8)
+                                non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8);
+                                with --validity-labels FILE, the hand-checked validity per anchor
+                                (injections, labelled, valid, valid_share; corpora/reviews/validity.py)
 
 Input formats (--format auto picks by content): `reviewcritique` (ReviewCritique_LLM.jsonl, bare
 NaN allowed), `jsonl` (paper_id, paper_text, review_text[, review_id] per line), `openreview`
@@ -52,6 +54,7 @@ from corpora.reviews.llm_injector import LLMInjector  # noqa: E402
 from corpora.reviews.meta_review import MetaReviewFilter  # noqa: E402
 from corpora.reviews.screening import LLMFeasibilityCheck  # noqa: E402
 from corpora.reviews.taxonomy import TAXONOMY_PATH, load_review_taxonomy  # noqa: E402
+from corpora.reviews.validity import load_validity_labels, validity_by_anchor  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
                         "Filter_M; reviews of papers without a meta-review are kept and counted)")
     p.add_argument("--meta-review-confidence", default="high",
                    help="comma-separated confidences kept by --meta-review-filter (high, medium, low; default high)")
+    p.add_argument("--validity-labels", type=Path, default=None,
+                   help="JSONL of hand labels (valid/invalid per injection): report the validity per anchor")
     p.add_argument("--llm-all-anchors", action="store_true",
                    help="with --model, let the LLM inject Number/Temporal/Entity too (default: their rule injectors)")
     return p
@@ -96,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.meta_review_filter and not args.model:
         print("--meta-review-filter needs --model (the LLM that judges alignment)", file=sys.stderr)
         return 2
+    labels = load_validity_labels(args.validity_labels) if args.validity_labels else None  # bad file: fail before building
     sources, errors, warnings, non_utf8_lines = [], [], [], 0
     meta_reviews: dict[str, str] = {}
     for path in args.inputs:
@@ -151,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                       equivalence=asdict(builder.verifier.stats))  # fmt: skip
         if builder.llm is not None:
             report["llm_injector"] = asdict(builder.llm.stats)
+    if labels is not None:
+        report["validity"] = {"labels": str(args.validity_labels), **validity_by_anchor(truths, labels)}
     write_jsonl(copies, truths, args.out / "items.jsonl", args.out / "truth.jsonl", name, args.split)
     items, truth = corpus_tables(copies, truths, name, args.split)
     pq.write_table(items, args.out / "items.parquet")
@@ -159,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     kept = sum(len(t.injections) for t in truths)
     print(f"{name}: {len(sources)} reviews -> {len(copies)} copies, {kept} injections, "
           f"{len(errors)} load errors, {non_utf8_lines} lines not UTF-8 -> {args.out}")  # fmt: skip
+    if labels is not None:
+        for anchor, row in report["validity"]["per_anchor"].items():
+            share = "-" if row["valid_share"] is None else f"{row['valid_share']:.1%}"
+            print(f"  hand-checked validity {anchor}: {row['valid']}/{row['labelled']} valid ({share}), "
+                  f"{row['injections'] - row['labelled']} of {row['injections']} unlabelled")  # fmt: skip
     return 0
 
 

@@ -7,7 +7,9 @@ copy gets `n` injections (`injections_per_copy`, drawn), each into a different s
 injection attempt draws an anchor among those some unused sentence can take, then a sentence, then
 a template: the anchor's rule injector when it has a place to edit (the leaf follows the edit),
 else the LLM injector with a leaf drawn from the anchor's leaves, after the feasibility check. A
-result equivalent to the original (`equivalence.EquivalenceVerifier`) is discarded. Up to
+result equivalent to the original (`equivalence.EquivalenceVerifier`) is discarded, and so is an
+edit an earlier copy of the same review already holds (same sentence, same result): the copies of
+a review never repeat an injection, and a copy draws first among sentences no earlier copy edited. Up to
 `max_attempts` attempts per injection; a copy that gets no injection is not emitted (recorded).
 
 Truth per copy: the injections with their exact character span in the injected review (changed
@@ -16,7 +18,7 @@ the anchor of each injected sentence. Sentence boundaries of an injected copy ar
 shifted, so sentence indices line up across the copies of a review.
 
 Counts per anchor (`InjectionCounts`): screened ((sentence, anchor) pairs that passed screening),
-attempts (edits produced), equivalent (discarded),
+attempts (edits produced), equivalent (discarded), duplicate (an earlier copy's injection, discarded),
 infeasible (no injector, no place, or Check_M said no), parse_failures and rejected (LLM), kept.
 """
 
@@ -35,12 +37,16 @@ from corpora.reviews.equivalence import EquivalenceVerifier
 from corpora.reviews.ingest import ReviewSource
 from corpora.reviews.llm_injector import InjectionParseError, InjectionRejected, LLMInjector
 from corpora.reviews.records import ReviewCopy, ReviewInjection, ReviewSentence, ReviewTruth
-from corpora.reviews.rule_injectors import rule_candidates, rule_edit
-from corpora.reviews.screening import LLMFeasibilityCheck, screen_sentence
+from corpora.reviews.rule_injectors import rule_edit
+from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_sentence
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-COUNT_KEYS = ("screened", "attempts", "equivalent", "infeasible", "parse_failures", "rejected", "kept")
+INJECTION_RULES_VERSION = 2
+"""Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
+of issue 22), so a corpus built by other rules gets another version and a run never resumes on it."""
+
+COUNT_KEYS = ("screened", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ class ReviewInjectionBuilder:
     def screen(self, copy: ReviewCopy) -> dict[int, tuple[str, ...]]:
         out = {}
         for s in copy.sentences:
-            allowed = [a for a in screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text) if a in self.anchors]
+            allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors)
             if allowed:
                 out[s.index] = tuple(allowed)
         return out
@@ -148,10 +154,10 @@ class ReviewInjectionBuilder:
                        counts: InjectionCounts) -> _Pending | None:  # fmt: skip
         sentence = copy.sentences[index]
         spec = self.taxonomy.anchor(anchor)
-        rule_places = rule_candidates(spec.rule_injector, sentence.text, copy.paper_text) if spec.rule_injector else []
+        places = rule_places(spec, sentence.text, copy.paper_text)
         leaves = [n.name for n in self.taxonomy.leaves(anchor)]
-        if rule_places and (self.config.prefer_rules or self.llm is None):
-            cand = rng.choice(rule_places)
+        if places and (self.config.prefer_rules or self.llm is None):
+            cand = rng.choice(places)
             edit = rule_edit(spec.rule_injector, sentence.text, cand, rng, copy.paper_text)
             leaf = edit.leaf if edit.leaf in leaves else None
             counts.add(anchor, "attempts")
@@ -177,7 +183,11 @@ class ReviewInjectionBuilder:
         return _Pending(index, anchor, leaf, injected, "llm")
 
     async def inject_copy(self, copy: ReviewCopy, screened: dict[int, tuple[str, ...]], n: int,
-                          rng: random.Random, counts: InjectionCounts) -> list[_Pending]:  # fmt: skip
+                          rng: random.Random, counts: InjectionCounts,
+                          earlier: set[tuple[int, str]] | None = None) -> list[_Pending]:  # fmt: skip
+        """`earlier`: (sentence index, injected sentence) of the review's earlier copies, never repeated."""
+        earlier = earlier if earlier is not None else set()
+        edited_before = {i for i, _ in earlier}
         done: list[_Pending] = []
         for _ in range(n):
             used = {p.sentence_index for p in done}
@@ -185,6 +195,8 @@ class ReviewInjectionBuilder:
             for _attempt in range(self.config.max_attempts):
                 open_pairs = [(i, a) for i, anchors in sorted(screened.items()) if i not in used
                               for a in anchors if (i, a) not in tried]  # fmt: skip
+                fresh = [(i, a) for i, a in open_pairs if i not in edited_before]
+                open_pairs = fresh or open_pairs
                 if not open_pairs:
                     break
                 anchor = rng.choice(sorted({a for _, a in open_pairs}, key=self.anchors.index))
@@ -192,6 +204,9 @@ class ReviewInjectionBuilder:
                 tried.add((index, anchor))
                 pending = await self._attempt(copy, index, anchor, rng, counts)
                 if pending is None:
+                    continue
+                if (index, pending.injected_sentence) in earlier:
+                    counts.add(anchor, "duplicate")
                     continue
                 if await self.verifier.equivalent(copy.sentences[index].text, pending.injected_sentence):
                     counts.add(anchor, "equivalent")
@@ -210,9 +225,11 @@ class ReviewInjectionBuilder:
         copies, truths, skipped = [clean], [ReviewTruth(clean.review_id, base.paper_id, False, (), dict(labels), {})], []
         screened = self.screen(base)
         self._count_screened(screened, counts)
+        earlier: set[tuple[int, str]] = set()
         for k in range(1, self.config.injected_copies + 1):
             n = rng.randint(*self.config.injections_per_copy)
-            pending = await self.inject_copy(base, screened, n, rng, counts)
+            pending = await self.inject_copy(base, screened, n, rng, counts, earlier)
+            earlier |= {(p.sentence_index, p.injected_sentence) for p in pending}
             copy_id = f"{base.review_id}#inj{k}"
             if not pending:
                 skipped.append({"review_id": copy_id, "reason": "no feasible, non-equivalent injection"
@@ -282,10 +299,10 @@ def corpus_version(sources: Sequence[ReviewSource], config: BuildConfig, taxonom
         h.update(hashlib.sha256(s.copy.review_text.encode()).digest())
     settings = {"seed": config.seed, "copies": config.injected_copies, "n": list(config.injections_per_copy),
                 "attempts": config.max_attempts, "anchors": config.anchors, "rules": config.prefer_rules,
-                "llm": config.llm_model,
+                "llm": config.llm_model, "rule_version": INJECTION_RULES_VERSION,
                 "taxonomy": [taxonomy.name, taxonomy.version]}  # fmt: skip
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:12]
 
 
-__all__ = ["COUNT_KEYS", "BuildConfig", "InjectionCounts", "ReviewCorpus", "ReviewInjectionBuilder", "apply_injections"]
+__all__ = ["COUNT_KEYS", "INJECTION_RULES_VERSION", "BuildConfig", "InjectionCounts", "ReviewCorpus", "ReviewInjectionBuilder", "apply_injections"]

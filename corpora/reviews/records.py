@@ -6,7 +6,7 @@ sentence, an injected span and a predicted span can be compared without re-token
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # HalluPeer §3: the nine coarse anchors of its taxonomy (leaves live in the taxonomy data file).
@@ -72,7 +72,11 @@ class ReviewCopy:
     paper_text: str = ""
 
     def to_payload(self) -> dict[str, Any]:
-        return asdict(self)
+        # what asdict gives, built directly: asdict's deep copy took 18 s of CPU for 1 MB of review
+        sentences = tuple({"index": s.index, "start": s.start, "end": s.end, "text": s.text, "aspect": s.aspect}
+                          for s in self.sentences)  # fmt: skip
+        return {"review_id": self.review_id, "paper_id": self.paper_id, "review_text": self.review_text,
+                "sentences": sentences, "paper_text": self.paper_text}  # fmt: skip
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> ReviewCopy:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from corpora.reviews.clauses import is_reported_modal, list_marker_end
 from storage.registry import Registry
 
 ENTITIES_PATH = Path(__file__).resolve().parent / "data" / "entities.toml"
@@ -56,7 +57,6 @@ class Candidate:
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?=\s?%|x\b|×|\b)(?!\.\d)")
 _REFERENCE = re.compile(r"(?:\b(?:fig|figure|figs|table|tab|sec|section|eq|equation|appendix|app|line|lines|l|"
                         r"chapter|step|algorithm|alg|theorem|lemma|definition|ref|page|p{2})\.?\s*\(?)$", re.I)  # fmt: skip
-_LIST_MARKER = re.compile(r"^\s*\(?\d+[.)]\s")
 _CITATION_CONTEXT = re.compile(r"(et al\.?,?\s*\(?|\(|\[|,\s)$")
 _PVALUE_CONTEXT = re.compile(r"\bp\s*(?:-?value)?\s*[<>=≤≥]\s*$|\bp-values?\s+(?:of\s+)?$", re.I)
 _PARAM_CONTEXT = re.compile(r"(threshold|learning rate|\blr\b|alpha|beta|gamma|lambda|temperature|weight decay|"
@@ -77,8 +77,7 @@ def _is_year(token: str) -> bool:
 
 
 def number_candidates(sentence: str) -> list[Candidate]:
-    marker = _LIST_MARKER.match(sentence)
-    marker_end = marker.end() if marker else 0
+    marker_end = list_marker_end(sentence)  # "1.", "2)", "(a)", bullets: formatting, never an edit target
     out = []
     for m in _NUMBER.finditer(sentence):
         if m.start() < marker_end:
@@ -89,7 +88,9 @@ def number_candidates(sentence: str) -> list[Candidate]:
         token = m.group(1)
         after = sentence[m.end() : m.end() + 2]
         if after.startswith(")") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[\s(:;,])$", before):
-            continue  # an enumeration marker inside the sentence: "1) ... 2) ..."
+            continue  # an enumeration marker inside the sentence: "1) ... 2) ...", "(1) ... (2)"
+        if token.isdigit() and int(token) <= 20 and (after.startswith(":") or re.match(r"\.\s*[A-Z]", after)):
+            continue  # a numbered point: "Weakness 1: ...", "... 2. The ..."
         if _is_year(token):
             leaf = "Citation Year Substitution" if _CITATION_CONTEXT.search(before) else "Event Year Fabrication"
             out.append(Candidate(m.start(), m.end(), leaf, "year"))
@@ -164,11 +165,14 @@ def number_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
 
 
 # ---------------------------------------------------------------- Temporal
+# "currently", "nowadays" and "previously" are not edited: in a review they mostly sit in the present
+# tense ("RoT currently requires ...", "problems that were previously intractable"), where the
+# swapped word makes the sentence ungrammatical rather than false.
 _RECENCY = {
-    "recent": "early", "recently": "previously", "previously": "recently", "early": "recent",
+    "recent": "early", "recently": "previously", "early": "recent",
     "earlier": "later", "later": "earlier", "prior": "concurrent", "concurrent": "prior", "latest": "earliest",
-    "earliest": "latest", "modern": "classical", "classical": "modern", "currently": "previously",
-    "outdated": "recent", "emerging": "established", "established": "emerging", "nowadays": "formerly",
+    "earliest": "latest", "modern": "classical", "classical": "modern",
+    "outdated": "recent", "emerging": "established", "established": "emerging",
 }  # fmt: skip
 # Hedged <-> certain claims about the paper. "would"/"should"/"can" are left alone: in a review they
 # mostly carry the reviewer's own suggestions, where a change says nothing false about the paper.
@@ -176,6 +180,13 @@ _MODALS = {"might": "will", "may": "will", "could": "will", "will": "might", "mu
 _MONTHS = ("January", "February", "March", "April", "June", "July", "August", "September", "October",
            "November", "December")  # fmt: skip
 _RECENCY_RE = re.compile(r"\b(" + "|".join(_RECENCY) + r")\b", re.I)
+# "prior work", "recent methods", ...: a time reference to other work says something about the paper
+# only where the paper is set against that work ("improves over prior work", "compares with recent
+# methods"); "grounds the work in prior literature" is the reviewer's view of the literature.
+_RELATIVE_TIME = {"recent", "recently", "early", "earlier", "later", "prior", "concurrent", "latest", "earliest",
+                  "outdated", "emerging", "established"}  # fmt: skip
+_COMPARISON = re.compile(r"\b(?:than|over|compar\w*\s+(?:[\w-]+\s+){0,3}?(?:with|to|against)|outperform\w*|improv\w*|beyond|limitations?\s+of|unlike|"
+                         r"against|versus|vs\.?|surpass\w*|exceed\w*|better|worse|bigger|larger|smaller|faster)\b", re.I)  # fmt: skip
 _MODAL_RE = re.compile(r"\b(" + "|".join(_MODALS) + r")\b(?!\s+\d{4})", re.I)
 _YEAR_RE = re.compile(r"(?<![\w.\-])((?:19|20)\d{2})(?![\w.]\d)")
 _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
@@ -183,11 +194,14 @@ _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 
 def temporal_candidates(sentence: str) -> list[Candidate]:
     """Time references first: a modal verb is a candidate only in a sentence without one."""
-    out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)]
+    compared = bool(_COMPARISON.search(sentence))
+    out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)
+           if compared or m.group(1).lower() not in _RELATIVE_TIME]
     out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)]
     out += [Candidate(m.start(), m.end(), "Date Shift", "month") for m in _MONTH_RE.finditer(sentence)]
-    if not out:
-        out = [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)]
+    if not out:  # a modal of the reviewer's own ("X could strengthen the paper") says nothing about the paper
+        out = [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)
+               if is_reported_modal(sentence, m.start())]
     return sorted(out, key=lambda c: c.start)
 
 
@@ -211,8 +225,8 @@ def _entities_file() -> dict[str, tuple[str, ...]]:
 
 
 def entity_vocabulary() -> dict[str, tuple[str, ...]]:
-    """Swappable names by class (model, dataset, metric)."""
-    return {k: v for k, v in _entities_file().items() if k != "not_paper_terms"}
+    """Swappable names by class (kinds of model, architecture, dataset, metric)."""
+    return {k: v for k, v in _entities_file().items() if k not in ("not_paper_terms", "loose_synonyms")}
 
 
 def _forms(term: str, capitalised_too: bool) -> set[str]:
@@ -229,15 +243,86 @@ def _term_re(term: str, capitalised_too: bool) -> re.Pattern:
 
 _ACRONYM = re.compile(r"(?<![\w\-])([A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)(?![\w\-])")
 
+# What a paper calls one of its names, read from the words around each mention. A name is swapped
+# only for another name of the same category (a method for a method, a dataset for a dataset, a
+# metric for a metric): an acronym the paper never calls a method, dataset or metric ("HTML", "IRB",
+# "FPS", a small-caps heading fragment) is no entity to swap.
+_CUE_AFTER = {
+    "dataset": re.compile(r"^[\s-]*(?:datasets?|benchmarks?|corpus|corpora|data\s+sets?|suite|splits?|test\s+sets?|"
+                          r"leaderboard|collection)\b", re.I),
+    "metric": re.compile(r"^[\s-]*(?:scores?|metrics?|measures?)\b", re.I),
+    "method": re.compile(r"^[\s-]*(?:methods?|models?|approach(?:es)?|framework|architectures?|algorithms?|networks?|"
+                         r"modules?|baselines?|encoders?|decoders?|variants?|pipelines?|techniques?|strateg(?:y|ies)|"
+                         r"schemes?|systems?|agents?|\(ours\)|outperforms?|achieves?)\b", re.I),
+}  # fmt: skip
+_CUE_BEFORE = {
+    "dataset": re.compile(r"(?:\b(?:trained|evaluated|tested|experiments?|results|finetuned|fine-tuned|pre-?trained)\s+"
+                          r"on\s+(?:the\s+)?|\b(?:datasets?|benchmarks?)\s*(?:such\s+as|like|including|:)\s*)$", re.I),
+    "metric": re.compile(r"(?:\bin\s+terms\s+of\s+(?:the\s+)?|\bmeasured\s+by\s+|"
+                         r"\bmetrics?\s*(?:such\s+as|like|including|:)\s*)$", re.I),
+    "method": re.compile(r"(?:\b(?:we|they)\s+(?:propose|introduce|present|develop|call|name|dub|term)\w*\s+(?:\w+\s+){0,4}?|"
+                         r"\b(?:called|named|dubbed|termed|our)\s+|\bcompared?\s+(?:with|to|against)\s+|"
+                         r"\bbaselines?\s*(?:such\s+as|like|including|:)\s*)$", re.I),
+}  # fmt: skip
+PAPER_ENTITY_CATEGORIES = ("method", "dataset", "metric")
+
+
+def _not_entities() -> frozenset[str]:
+    return frozenset(_entities_file()["not_paper_terms"])
+
 
 @cache
 def paper_acronyms(paper_text: str, min_count: int = 3) -> tuple[str, ...]:
     """Acronym-like names (two capitals or more) the paper uses at least `min_count` times, most used
-    first, other than the vocabulary's names: the paper's own methods and components."""
+    first, other than the vocabulary's names and the listed non-entities (units, fields, venues)."""
     known = {t for terms in entity_vocabulary().values() for t in terms}  # those swap within their class
     counts = Counter(m.group(1) for m in _ACRONYM.finditer(paper_text)
-                     if m.group(1) not in known and m.group(1) not in _entities_file()["not_paper_terms"])  # fmt: skip
-    return tuple(sorted((t for t, n in counts.items() if n >= min_count and len(t) <= 20), key=lambda t: (-counts[t], t)))
+                     if m.group(1) not in known and m.group(1) not in _not_entities())  # fmt: skip
+    words = Counter(re.findall(r"(?<![\w-])[a-z]{3,}(?![\w-])", paper_text))
+    return tuple(sorted((t for t, n in counts.items() if n >= min_count and _entity_shaped(t, words)),
+                        key=lambda t: (-counts[t], t)))  # fmt: skip
+
+
+def _entity_shaped(term: str, words: Counter) -> bool:
+    """A name: not a plural class noun ("DNNs", "LLMs"), a derived form ("DNN-based"), a two-letter
+    abbreviation ("CL", "IR"), nor a small-caps heading fragment ("NDERSTANDING", "BASED": an
+    all-caps word the paper also writes in lower case)."""
+    if len(term) > 20 or len(term) < 3 or re.search(r"-[a-z]+$", term):
+        return False
+    if term.isalpha() and term.isupper() and (len(term) > 8 or words[term.lower()] >= 2):
+        return False
+    return not (term.endswith("s") and term[:-1].isupper())
+
+
+@cache
+def paper_entities(paper_text: str) -> dict[str, str]:
+    """The paper's own names with the category the paper gives them (`method`, `dataset` or `metric`),
+    by cue words around their mentions ("the X dataset", "we propose X", "78.4 X"). A name needs at
+    least two cues of its category and more than of any other; names without a category are left out."""
+    out: dict[str, str] = {}
+    for term in paper_acronyms(paper_text):
+        votes: Counter = Counter()
+        for m in _term_re(term, False).finditer(paper_text):
+            before, after = paper_text[max(0, m.start() - 60) : m.start()], paper_text[m.end() : m.end() + 30]
+            for cat in PAPER_ENTITY_CATEGORIES:
+                if _CUE_AFTER[cat].search(after) or _CUE_BEFORE[cat].search(before):
+                    votes[cat] += 1
+        ranked = votes.most_common(2)
+        if ranked and ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+            out[term] = ranked[0][0]
+    return out
+
+
+def _stem(name: str) -> str:
+    s = re.sub(r"[^a-z0-9]", "", name.lower())
+    return s.removesuffix("based").removesuffix("s")
+
+
+def _variants(a: str, b: str) -> bool:
+    """One name is a form of the other ("CPDAG"/"CPDAG-based", "MoE"/"SaMoE"): a swap between them is
+    an inflection or a component, not another entity."""
+    x, y = _stem(a), _stem(b)
+    return x in y or y in x
 
 
 @cache
@@ -245,45 +330,92 @@ def _class_patterns() -> tuple[tuple[str, re.Pattern], ...]:
     """One alternation per class, longest names first ("GPT-3.5" before "GPT-3")."""
     out = []
     for cls, terms in entity_vocabulary().items():
-        forms = sorted({f for t in terms for f in _forms(t, cls == "metric")}, key=lambda f: (-len(f), f))
+        forms = sorted({f for t in terms for f in _forms(t, _is_metric(cls))}, key=lambda f: (-len(f), f))
         out.append((cls, re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![\w\-])")))
     return tuple(out)
+
+
+# A lower-case metric word ("accuracy", "recall") names the metric only where the sentence measures
+# something; elsewhere it is a common noun ("the trade-off between interpretability and accuracy").
+_MEASURED = re.compile(r"\d|\b(?:in\s+terms\s+of|metrics?|scores?|measured|evaluat\w*\s+(?:by|with|using))\b", re.I)
+
+
+def _loose_synonyms(term: str) -> frozenset[str]:
+    """Names reviewers use interchangeably (entities.toml `loose_synonyms`): never swapped for each other."""
+    return frozenset(t for group in _entities_file().get("loose_synonyms", ()) if term in group for t in group)
+
+
+def _is_metric(cls: str) -> bool:
+    return cls.endswith("metric")
+
+
+def _defined_here(sentence: str, start: int, end: int) -> bool:
+    """An acronym in the parentheses that define it ("Word Movers Distance (WMD)"): swapping it leaves
+    the spelled-out name beside a wrong acronym, an inconsistency any reader sees without the paper."""
+    if sentence[start - 1 : start] != "(" or sentence[end : end + 1] != ")":
+        return False
+    letters = [ch for ch in sentence[start:end] if ch.isupper()]
+    words = re.findall(r"[A-Za-z][\w-]*", sentence[: start - 1])[-len(letters) :] if letters else []
+    return len(words) == len(letters) and all(w[0].upper() == ch for w, ch in zip(words, letters, strict=True))
 
 
 def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     out: list[Candidate] = []
     taken: list[tuple[int, int]] = []
+    measured = bool(_MEASURED.search(sentence))
     for cls, pattern in _class_patterns():
         for m in pattern.finditer(sentence):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             taken.append((m.start(), m.end()))
-            leaf = "Attribute Substitution" if cls == "model" else "Benchmark Entity Swap"
+            if _is_metric(cls) and m.group(0)[1:].islower() and not measured:
+                continue
+            if _defined_here(sentence, m.start(), m.end()):
+                continue
+            leaf = "Benchmark Entity Swap" if cls.endswith("dataset") or _is_metric(cls) else "Attribute Substitution"
             out.append(Candidate(m.start(), m.end(), leaf, cls))
-    acronyms = set(paper_acronyms(paper_text)) if paper_text else set()
+    entities = paper_entities(paper_text) if paper_text else {}
     for m in _ACRONYM.finditer(sentence):
-        if m.group(1) in acronyms and len(acronyms) > 1 and not any(a < m.end() and m.start() < b for a, b in taken):
-            out.append(Candidate(m.start(), m.end(), "Attribute Substitution", "paper_term"))
+        term = m.group(1)
+        if term not in entities or any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        if not _paper_swaps(term, entities, sentence) or _defined_here(sentence, m.start(), m.end()):
+            continue
+        leaf = "Attribute Substitution" if entities[term] == "method" else "Benchmark Entity Swap"
+        out.append(Candidate(m.start(), m.end(), leaf, f"paper_{entities[term]}"))
     return sorted(out, key=lambda c: c.start)
+
+
+def _paper_swaps(term: str, entities: dict[str, str], sentence: str) -> list[str]:
+    """The paper's other names of the category of `term` that may replace it in `sentence`."""
+    return [t for t, cat in entities.items() if cat == entities[term] and not _variants(t, term)
+            and not _term_re(t, False).search(sentence)]  # fmt: skip
 
 
 @cache
 def _mentioned_in(paper_text: str, cls: str) -> frozenset[str]:
     """The names of a class that a paper mentions (cached: one scan per paper and class)."""
-    return frozenset(t for t in entity_vocabulary()[cls] if _term_re(t, cls == "metric").search(paper_text))
+    return frozenset(t for t in entity_vocabulary()[cls] if _term_re(t, _is_metric(cls)).search(paper_text))
 
 
 def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: str = "") -> RuleEdit:
     token = sentence[cand.start : cand.end]
-    if cand.kind == "paper_term":  # another of the paper's terms, of the same shape (all caps or mixed)
-        terms = [t for t in paper_acronyms(paper_text) if t != token and t not in sentence]
+    if cand.kind.startswith("paper_"):  # another of the paper's names of the same category and shape
+        terms = _paper_swaps(token, paper_entities(paper_text), sentence)
         pool = [t for t in terms if t.isupper() == token.isupper()] or terms
-        return RuleEdit(cand.start, cand.end, rng.choice(pool[:10] or ["XYZ"]), cand.leaf)
-    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower()]
+        return RuleEdit(cand.start, cand.end, rng.choice(pool[:10]), cand.leaf)
+    metric = _is_metric(cand.kind)
+    # never a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)
+    held = sentence.lower()  # case-blind: "XLNET" in the sentence rules out "XLNet"
+    loose = _loose_synonyms(token.lower())
+    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower() and t.lower() not in loose
+             and not _term_re(t.lower(), False).search(held)]  # fmt: skip
+    if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
+        terms = [t for t in terms if t[1:].islower() == token[1:].islower()] or terms
     mentioned = _mentioned_in(paper_text, cand.kind) if paper_text else ()
-    in_paper = [t for t in terms if t in mentioned and not _term_re(t, cand.kind == "metric").search(sentence)]
+    in_paper = [t for t in terms if t in mentioned]
     new = rng.choice(in_paper or terms)
-    return RuleEdit(cand.start, cand.end, _case_like(new, token) if cand.kind == "metric" else new, cand.leaf)
+    return RuleEdit(cand.start, cand.end, _case_like(new, token) if metric else new, cand.leaf)
 
 
 # ---------------------------------------------------------------- registry
@@ -324,6 +456,7 @@ __all__ = [
     "new_number",
     "number_candidates",
     "paper_acronyms",
+    "paper_entities",
     "rule_candidates",
     "rule_edit",
     "temporal_candidates",

@@ -4,6 +4,10 @@ Screening (`IsApplicable(s, c)`) asks which anchors have their raw material in a
 prerequisites of fig. 10 written as rules: Number needs an explicit numeric value, Entity a named
 entity, Temporal a tense/modality/time marker, Reasoning Error an inferential or causal step, and
 so on. A heading has none; an anchor that avoids the sentence's aspect is dropped (§4.1).
+What says nothing about the paper is no place for a hallucination (`clauses.py`): a question has
+no anchor at all; the reviewer's own hedged or speculative clause is open only to the anchors whose
+taxonomy entry says `edits_hedges` (Hyperbole, Overgeneralization); a list marker is never edited.
+`rule_places` is where a rule anchor may edit, the same for screening and for the builder.
 
 The feasibility check (`Check_M(T, s)`) then decides per template (sentence, anchor, leaf): a rule
 template is feasible when its rule injector finds a place to edit; an LLM template needs a gateway
@@ -13,12 +17,14 @@ and, when an `LLMFeasibilityCheck` is given, the model's strict true/false (fig.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from corpora.reviews.aspects import is_heading
+from corpora.reviews.clauses import absence_spans, hedged_spans, in_spans, is_question
 from corpora.reviews.gateway import CompletionGateway
-from corpora.reviews.rule_injectors import entity_candidates, number_candidates, temporal_candidates
-from corpora.reviews.taxonomy import ReviewTaxonomy
+from corpora.reviews.rule_injectors import Candidate, entity_candidates, rule_candidates
+from corpora.reviews.taxonomy import AnchorSpec, ReviewTaxonomy
 
 
 def _words(*words: str) -> re.Pattern:
@@ -46,25 +52,66 @@ _AMBIGUOUS = _words(r"attention", r"kernel", r"bias", r"precision", r"recall", r
                     r"grounding", r"transfer", r"distillation", r"calibrat\w*", r"supervis\w*", r"context")  # fmt: skip
 
 
-def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "") -> tuple[str, ...]:
-    """The anchors whose prerequisites the sentence meets, in taxonomy order."""
-    if is_heading(text) or len(text.split()) < 4:
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with `spans` blanked (same length, so offsets hold)."""
+    for a, b in spans:
+        text = text[:a] + " " * (b - a) + text[b:]
+    return text
+
+
+def rule_places(spec: AnchorSpec, text: str, paper_text: str = "",
+                hedged: list[tuple[int, int]] | None = None) -> list[Candidate]:  # fmt: skip
+    """Where the anchor's rule injector may edit the sentence: none in a question, none in a claim
+    that the paper lacks something (a swap there may leave it true), none in the reviewer's hedged
+    clauses unless the anchor edits hedges."""
+    if not spec.rule_injector or is_question(text):
+        return []
+    places = rule_candidates(spec.rule_injector, text, paper_text)
+    if spec.edits_hedges:
+        hedged = []
+    elif hedged is None:
+        hedged = hedged_spans(text)
+    closed = absence_spans(text) + hedged
+    return [c for c in places if not in_spans(c.start, c.end, closed)]
+
+
+def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "",
+                    anchors: Collection[str] | None = None) -> tuple[str, ...]:  # fmt: skip
+    """The anchors (of `anchors`, default all) whose prerequisites the sentence meets, in taxonomy order."""
+    if is_heading(text) or len(text.split()) < 4 or is_question(text):
         return ()
-    names = _NAME.findall(text)
-    entity = bool(entity_candidates(text, paper_text)) or bool(names)
-    checks = {
-        "Number": bool(number_candidates(text)),
-        "Entity": entity,
-        "False Concatenation": (len(names) + len(entity_candidates(text, paper_text)) >= 2)
-        or (entity and bool(_PLURAL_SUBJECTS.search(text))),
-        "Attribution Failure": bool(_ATTRIBUTION.search(text)),
-        "Overgeneralization": bool(_CLAIM.search(text)),
-        "Reasoning Error": bool(_REASONING.search(text)),
-        "Hyperbole": bool(_EVALUATIVE.search(text)),
-        "Temporal": bool(temporal_candidates(text)),
-        "Context-based Meaning Error": bool(_AMBIGUOUS.search(text)) or bool(re.search(r"\b[A-Z]{2,}\b", text)),
-    }
-    return tuple(a.name for a in taxonomy.anchors if checks[a.name] and (aspect or "") not in a.avoid_aspects)
+    hedged = hedged_spans(text)
+    claim = _masked(text, hedged)  # what the reviewer asserts, not speculates
+    cues: dict[bool, dict[str, bool]] = {}
+
+    def llm_cues(edits_hedges: bool) -> dict[str, bool]:
+        """The cue checks of the anchors without a rule injector, on the text they may edit (once per text)."""
+        if edits_hedges not in cues:
+            t = text if edits_hedges else claim
+            names = _NAME.findall(t)
+            n_entities = len(entity_candidates(t, paper_text))
+            entity = bool(names) or n_entities > 0
+            cues[edits_hedges] = {
+                "False Concatenation": (len(names) + n_entities >= 2) or (entity and bool(_PLURAL_SUBJECTS.search(t))),
+                "Attribution Failure": bool(_ATTRIBUTION.search(t)),
+                "Overgeneralization": bool(_CLAIM.search(t)),
+                "Reasoning Error": bool(_REASONING.search(t)),
+                "Hyperbole": bool(_EVALUATIVE.search(t)),
+                "Context-based Meaning Error": bool(_AMBIGUOUS.search(t)) or bool(re.search(r"\b[A-Z]{2,}\b", t)),
+                # an anchor a user file gives no rule injector: the entity/number cues stand in
+                "Number": bool(re.search(r"\d", t)),
+                "Entity": entity,
+                "Temporal": bool(re.search(r"\b(?:19|20)\d{2}\b|\b(?:recent\w*|prior|earlier|later|will|might|may)\b", t, re.I)),
+            }  # fmt: skip
+        return cues[edits_hedges]
+
+    def ok(spec: AnchorSpec) -> bool:
+        if spec.rule_injector:
+            return bool(rule_places(spec, text, paper_text, hedged))
+        return llm_cues(spec.edits_hedges)[spec.name]
+
+    return tuple(a.name for a in taxonomy.anchors
+                 if (anchors is None or a.name in anchors) and (aspect or "") not in a.avoid_aspects and ok(a))  # fmt: skip
 
 
 FEASIBILITY_PROMPT = """You are a compatibility checker for hallucination injection templates in scientific paper reviews.
@@ -119,4 +166,4 @@ class LLMFeasibilityCheck:
         return answer == "true"
 
 
-__all__ = ["FEASIBILITY_PROMPT", "FeasibilityStats", "LLMFeasibilityCheck", "screen_sentence"]
+__all__ = ["FEASIBILITY_PROMPT", "FeasibilityStats", "LLMFeasibilityCheck", "rule_places", "screen_sentence"]

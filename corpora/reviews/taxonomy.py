@@ -24,7 +24,7 @@ from corpora.reviews.rule_injectors import RULE_INJECTORS
 TAXONOMY_PATH = Path(__file__).resolve().parent / "data" / "taxonomy.toml"
 RULE_INJECTOR_NAMES = tuple(RULE_INJECTORS)  # the registry is the one list of names
 
-_ANCHOR_KEYS = {"name", "description", "rule_injector", "avoid_aspects"}
+_ANCHOR_KEYS = {"name", "description", "rule_injector", "avoid_aspects", "edits_hedges"}
 _NODE_KEYS = {"path", "description", "source", "aliases"}
 
 
@@ -58,6 +58,10 @@ class AnchorSpec:
     description: str
     rule_injector: str | None = None
     avoid_aspects: tuple[str, ...] = ()
+    edits_hedges: bool = False
+    """Whether an injection may edit the reviewer's own hedged or speculative clauses (Hyperbole and
+    Overgeneralization inflate or drop a hedge); for the other anchors such a clause says nothing
+    about the paper, so an edit there is no hallucination (corpora/reviews/clauses.py)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,10 @@ def _anchor(where: str, row: dict[str, Any]) -> AnchorSpec:
     bad = [a for a in avoid if a not in ASPECTS]
     if bad:
         raise TaxonomyError(f"{where}: avoid_aspects {bad} unknown (known: {list(ASPECTS)})")
-    return AnchorSpec(name, str(row.get("description", "")).strip(), rule, avoid)
+    hedges = row.get("edits_hedges", False)
+    if not isinstance(hedges, bool):
+        raise TaxonomyError(f"{where}: edits_hedges must be true or false, got {hedges!r}")
+    return AnchorSpec(name, str(row.get("description", "")).strip(), rule, avoid, hedges)
 
 
 def _node(where: str, row: dict[str, Any]) -> TaxonomyNode:
@@ -173,7 +180,8 @@ def _merge(files: list[Path]) -> ReviewTaxonomy:
                 old = anchors[spec.name]
                 spec = AnchorSpec(spec.name, spec.description or old.description,
                                   spec.rule_injector if "rule_injector" in row else old.rule_injector,
-                                  spec.avoid_aspects if "avoid_aspects" in row else old.avoid_aspects)  # fmt: skip
+                                  spec.avoid_aspects if "avoid_aspects" in row else old.avoid_aspects,
+                                  spec.edits_hedges if "edits_hedges" in row else old.edits_hedges)  # fmt: skip
             anchors[spec.name] = spec
         for i, row in enumerate(raw.get("node", []), 1):
             where = f"{path}: [[node]] #{i}"

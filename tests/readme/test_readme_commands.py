@@ -103,6 +103,10 @@ COMMANDS: dict[str, Check] = {
     'python jobs/build_review_corpus.py "$SCRUTINEER_SHARED_DATA/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl" '
     "--track natural --out reviewcritique/":
         Check("optional-data", r"review_natural: 60 reviews -> 60 copies"),
+    'python jobs/build_review_corpus.py "$SCRUTINEER_SHARED_DATA/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl" '
+    "--seed 0 --copies 2 --validity-labels tests/corpora/reviews/data/injection_validity_labels.jsonl "
+    "--out reviewcritique_injected/":
+        Check("optional-data", r"review_injection: 60 reviews -> 153 copies, 123 injections"),
     "python jobs/inject_papers.py corpora/samples/papers/example-paper --seed 7 --out injected/":
         Check("run", r"4 copies, 12 injections, 0 skipped -> injected"),
     'python jobs/inject_papers.py "$SCRUTINEER_SHARED_DATA/papers/legwork-2022" --seed 7 --out injected/':
@@ -151,7 +155,8 @@ def test_every_readme_command_is_accounted_for():
 def test_readme_points_only_inside_the_repository():
     text = README.read_text(encoding="utf-8")
     assert "../shared" not in text.replace("`../shared/data`", "")  # named only as the tests' default
-    for path in re.findall(r"(?:corpora|configs|infra|docs|jobs|mlflow)/[\w./-]+\.\w+", text):
+    # a path that starts at one of these folders ("tests/corpora/..." is not "corpora/...")
+    for path in re.findall(r"(?<![\w/.-])(?:corpora|configs|infra|docs|jobs|mlflow|tests)/[\w./-]+\.\w+", text):
         assert (REPO_ROOT / path).exists(), f"README names {path}, which is not in the repository"
 
 

@@ -26,12 +26,13 @@ from corpora.reviews.screening import LLMFeasibilityCheck, screen_sentence
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import review_taxonomy
 
-PAPER = ("We fine-tune BERT and RoBERTa on GLUE and SQuAD. The threshold is 0.2. GLUE GLUE SQuAD SQuAD RoBERTa "
-         "RoBERTa. Our method SpAdapt beats LoRA. SpAdapt SpAdapt LoRA LoRA.")  # fmt: skip
+PAPER = ("We fine-tune BERT and RoBERTa on GLUE, MNLI and SQuAD. The threshold is 0.2. GLUE GLUE SQuAD SQuAD RoBERTa "
+         "RoBERTa. We propose SpAdapt, which beats the LoRA baseline. SpAdapt outperforms LoRA. "
+         "The SpAdapt method and the LoRA method.")  # fmt: skip
 REVIEW = (
     "Summary:\nThe paper fine-tunes BERT on GLUE and reports 85.4% accuracy. "
     "The authors use 3 datasets and a threshold of 0.5. "
-    "Recent work might already address this, because the method is simple. "
+    "Recent work already outperforms this method, because it is simple. "
     "The writing is clear. "
     "SpAdapt outperforms LoRA on all tasks."
 )
@@ -62,25 +63,31 @@ def test_rule_edits_keep_format_and_change_value():
         assert ("." in new) == ("." in old) and ("," in new) == ("," in old)
         if old.endswith(".4") or old.endswith(".1"):
             assert len(new.split(".")[1]) == 1 and float(new) < 100
-    t = "Recent methods fail in 2020."
+    t = "Recent methods fail in 2020, unlike this one."
     assert [(t[c.start : c.end], c.leaf) for c in temporal_candidates(t)] == [
         ("Recent", "Recency Misstatement"), ("2020", "Date Shift")]  # fmt: skip
     assert rule_edit("temporal", t, temporal_candidates(t)[0], rng).replacement == "Early"
-    # a modal verb only where no time reference exists; suggestions ("would", "should") are left alone
-    m = "The method might fail, and it would help to add runs."
+    # a modal verb only where no time reference exists, and only one reported from the paper: the
+    # reviewer's own speculation ("the method might fail") says nothing about the paper
+    m = "The authors state that the method might fail, and it would help to add runs."
     assert [(m[c.start : c.end], c.leaf) for c in temporal_candidates(m)] == [("might", "Modality Shift")]
-    assert temporal_candidates("Recent methods might fail.")[0].kind == "recency"
-    assert len(temporal_candidates("Recent methods might fail.")) == 1
-    e = "We compare BERT with SpAdapt on GLUE using accuracy."
+    assert temporal_candidates("The method might fail, and it would help to add runs.") == []
+    assert temporal_candidates("Recent methods might fail, unlike this one.")[0].kind == "recency"
+    assert len(temporal_candidates("Recent methods might fail, unlike this one.")) == 1
+    # a time reference to other work only where the paper is set against it
+    assert temporal_candidates("The authors ground the work in prior literature.") == []
+    e = "We compare BERT with SpAdapt on GLUE in terms of accuracy."
     cands = entity_candidates(e, PAPER)
     assert [(e[c.start : c.end], c.kind) for c in cands] == [
-        ("BERT", "model"), ("SpAdapt", "paper_term"), ("GLUE", "dataset"), ("accuracy", "metric")]  # fmt: skip
+        ("BERT", "encoder_model"), ("SpAdapt", "paper_method"), ("GLUE", "nlu_dataset"), ("accuracy", "metric")]  # fmt: skip
     # a swap prefers a name of the same class that the paper mentions and the sentence does not
     assert rule_edit("entity", e, cands[0], rng, PAPER).replacement == "RoBERTa"
-    assert rule_edit("entity", e, cands[2], rng, PAPER).replacement == "SQuAD"
+    assert rule_edit("entity", e, cands[2], rng, PAPER).replacement == "MNLI"  # a dataset of the same task
     assert rule_edit("entity", e, cands[1], rng, PAPER).replacement == "LoRA"
     # metric names: a lower-case one may be capitalised, an acronym must match exactly ("map" is a verb)
-    assert [c.kind for c in entity_candidates("Accuracy and mAP differ.")] == ["metric", "metric"]
+    assert [c.kind for c in entity_candidates("Accuracy and mAP differ by 2 points.")] == ["metric", "metric"]
+    # a lower-case metric word where nothing is measured is a common noun, not an entity
+    assert entity_candidates("The trade-off between interpretability and accuracy is discussed.") == []
     assert entity_candidates("LLMs learn to map words to concepts on a GPU.", "GPU GPU GPU AND AND AND") == []
 
 
