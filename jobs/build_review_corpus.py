@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                       equivalence=asdict(builder.verifier.stats))  # fmt: skip
         if builder.llm is not None:
             report["llm_injector"] = asdict(builder.llm.stats)
+        if builder.feasibility is not None:
+            report["feasibility"] = asdict(builder.feasibility.stats)
     write_jsonl(copies, truths, args.out / "items.jsonl", args.out / "truth.jsonl", name, args.split)
     items, truth = corpus_tables(copies, truths, name, args.split)
     pq.write_table(items, args.out / "items.parquet")
