@@ -173,6 +173,21 @@ Does the premise entail the hypothesis? Opinions and requests that state no fact
 Answer with a JSON object only: {{"entailed": true}} or {{"entailed": false}}"""
 
 
+# The NLI baseline, batched: the sentences of one call share one premise (the union of their
+# evidence), and the answer is one boolean per sentence number (keys given, so a small model under
+# llama.cpp's JSON grammar has the contract in front of it).
+NLI_BATCH_TEMPLATE = """Premise (passages of a scientific paper):
+{evidence}
+
+Hypotheses (numbered sentences of a peer review of that paper):
+{sentences}
+
+For each hypothesis, does the premise entail it? Opinions and requests that state no fact about the paper count as entailed.
+Answer with a JSON object only, one key per hypothesis number, true when entailed and false when not: {keys}"""
+
+_NLI_ENTRY = re.compile(r'"(\d+)"\s*:\s*(true|false)\b', re.IGNORECASE)
+
+
 def label_space() -> str:
     return "\n".join(f'- concept: "{name}" — {text}' for name, text in ANCHOR_DEFINITIONS.items())
 
@@ -191,6 +206,21 @@ def review_prompt(style: str, evidence: str, numbered_sentences: str) -> str:
     if style == "kr":  # KR's demonstrations, then the review-level JSON contract
         steps = "Judge as in these demonstrations (\"Yes\" = hallucinated):\n" + KR_DEMOS
     return REVIEW_TEMPLATE.format(steps=steps, labels=label_space(), evidence=evidence, sentences=numbered_sentences)
+
+
+def nli_batch_prompt(evidence: str, sentences: list[tuple[int, str]]) -> str:
+    numbered = "\n".join(f"{index}. {text}" for index, text in sentences)
+    keys = "{" + ", ".join(f'"{index}": <true|false>' for index, _ in sentences) + "}"
+    return NLI_BATCH_TEMPLATE.format(evidence=evidence, sentences=numbered, keys=keys)
+
+
+def nli_batch_format(indices: list[int]) -> dict:
+    """The OpenAI `response_format` of a batched NLI answer: one required boolean per sentence
+    number. Without it a small model under a bare JSON grammar writes the sentences back as values."""
+    keys = [str(i) for i in indices]
+    schema = {"type": "object", "properties": {k: {"type": "boolean"} for k in keys}, "required": keys,
+              "additionalProperties": False}  # fmt: skip
+    return {"type": "json_schema", "json_schema": {"name": "nli_batch", "schema": schema}}
 
 
 def type_prompt(evidence: str, sentence: str) -> str:
@@ -226,6 +256,42 @@ def read_sentence_answer(style: str, text: str | None) -> Judgement:
         return Judgement(not _boolean(parsed.data["entailed"], "entailed"), parsed.method)
     parsed = parse_json_answer(text, required=("hallucination",))
     return Judgement(_boolean(parsed.data["hallucination"], "hallucination"), parsed.method)
+
+
+@dataclass(frozen=True)
+class BatchJudgement:
+    """One batched NLI answer read sentence by sentence: `hallucinated` for the sentences it
+    answers, `problems` (sentence index -> why) for the others."""
+
+    hallucinated: dict[int, bool]
+    problems: dict[int, str]
+    method: str | None
+
+
+def read_nli_batch_answer(text: str | None, indices: list[int]) -> BatchJudgement:
+    """Each asked sentence's entry of a batched NLI answer. A missing or non-boolean entry leaves
+    that sentence unanswered (a problem), never the others; an answer that is no JSON object at all
+    is read entry by entry (`"3": true`, e.g. from an answer cut by max_tokens) before every
+    sentence is given up."""
+    try:
+        parsed = parse_json_answer(text)
+        data, method = {str(k).strip(): v for k, v in parsed.data.items()}, parsed.method
+    except ParseError as exc:
+        data = {k: v.lower() == "true" for k, v in _NLI_ENTRY.findall(text or "")}
+        method = "salvaged" if data else None
+        if not data:
+            return BatchJudgement({}, {i: exc.message for i in indices}, None)
+    hallucinated: dict[int, bool] = {}
+    problems: dict[int, str] = {}
+    for index in indices:
+        if str(index) not in data:
+            problems[index] = f"no entry for sentence {index}"
+            continue
+        try:
+            hallucinated[index] = not _boolean(data[str(index)], f"entry for sentence {index}")
+        except ParseError as exc:
+            problems[index] = exc.message
+    return BatchJudgement(hallucinated, problems, method)
 
 
 def read_type_answer(text: str | None) -> str:
