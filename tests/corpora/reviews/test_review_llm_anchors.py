@@ -87,3 +87,45 @@ def test_every_anchor_is_injected_through_the_replayed_llm(tmp_path):
     assert sorted(s["review_id"] for s in og["skipped"]) == ["c-og-equiv#inj1", "c-og-malformed#inj1"]
     assert all(r["unavailable_anchors"] == [] for r in reports.values())
 
+
+
+class _Answer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _RefusesYearLeaves:
+    """An in-process gateway: Check_M refuses the Year Discrepancy leaves, the injector changes 78.4."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def complete(self, messages, params=None):
+        prompt = messages[-1]["content"]
+        if "compatibility checker" in prompt:
+            labels = prompt.split("Hallucination_Labels:\n")[1].splitlines()[0]
+            self.asked.append(labels)
+            return _Answer("false" if "Year Discrepancy" in labels else "true")
+        sentence = prompt.split("Injection_Sentence: ")[1].splitlines()[0]
+        return _Answer(json.dumps({"sentence": sentence.replace("78.4", "81.6")}))
+
+
+def test_a_refused_leaf_leaves_the_anchors_other_leaves_open():
+    from corpora.reviews.corpus_builder import BuildConfig, ReviewInjectionBuilder
+    from corpora.reviews.ingest import review_source
+    from corpora.reviews.llm_injector import LLMInjector
+    from corpora.reviews.screening import LLMFeasibilityCheck
+
+    (row,) = [r for r in review_rows("Number") if r["review_id"] == "c-num-1"]
+    source = review_source(row["review_id"], row["paper_id"], row["review_text"], row["paper_text"], "t", 1)
+    gateway = _RefusesYearLeaves()
+    builder = ReviewInjectionBuilder(config=BuildConfig(seed=0, anchors=("Number",), prefer_rules=False, max_attempts=8),
+                                     llm_injector=LLMInjector(gateway), feasibility=LLMFeasibilityCheck(gateway))  # fmt: skip
+    corpus = builder.build([source])
+    # the seeded first draw is a year leaf (refused), the second draw a score leaf (kept)
+    assert gateway.asked == ["Number > Year Discrepancy > Event Year Fabrication",
+                             "Number > Statistical Value Mismatch > Reported Score Mismatch"]  # fmt: skip
+    (inj,) = corpus.truths[1].injections
+    assert (inj.leaf, inj.original, inj.injected) == ("Reported Score Mismatch", "78.4", "81.6")
+    assert corpus.counts.as_dict()["total"] == {"screened": 1, "attempts": 1, "equivalent": 0, "infeasible": 1,
+                                                     "parse_failures": 0, "rejected": 0, "kept": 1}  # fmt: skip
