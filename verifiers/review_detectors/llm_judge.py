@@ -18,13 +18,14 @@ True-NLI-style, of a model that runs on CPU: by default the bundled SmolLM2-135M
 llama.cpp (`self/smollm2`, a backend the run lends in `LLMServices.backends`), with JSON-mode
 output (llama.cpp constrains it by grammar). It batches: `sentences_per_call` numbered sentences
 (default 8) share one call, their premise the union of their evidence, the answer one boolean per
-sentence number. Its parse failures are per sentence: a sentence whose entry is missing or not a
-boolean is unanswered (`detail["unanswered_sentences"]`, counted in `parse_failures`); the review
-is a parse error only when no sentence is answered.
+sentence, in order (`{"entailed": [...]}`, held to a JSON schema in JSON mode). Its parse
+failures are per sentence: a sentence whose value is missing or not a boolean is unanswered
+(`detail["unanswered_sentences"]`, counted in `parse_failures`); the review is a parse error only
+when no sentence is answered.
 
 Answers: a decision, not a probability, so `confidence` is 1.0 (what the judge said, not a
-calibrated score). For the RA-LLM judge, any answer that breaks its contract makes the whole review a `parse` error
-(`detail["parse_failures"]` counts them): a partial reading is never scored as a verdict. A failed
+calibrated score). For the RA-LLM judge, any answer that breaks its contract makes the whole
+review a `parse` error (`detail["parse_failures"]` counts them): a partial reading is never scored as a verdict. A failed
 provider call is `provider_failure` (an outage is UNCERTAIN-by-outage and is retried on resume).
 """
 
@@ -264,7 +265,7 @@ class ReviewJudge:
             shown = render_evidence(self._batch_evidence(evidence, batch))
             params = self.params | {"max_tokens": self.params.get("max_tokens", 16) * len(batch)}
             if "response_format" in params:  # json_mode: the answer's shape as a schema (llama.cpp turns it into a grammar)
-                params["response_format"] = prompts.nli_batch_format([s.index for s in batch])
+                params["response_format"] = prompts.nli_batch_format(len(batch))
             prompt = prompts.nli_batch_prompt(shown, [(s.index, s.text) for s in batch])
             answer = prompts.read_nli_batch_answer(await self._ask(gateway, prompt, calls, params), [s.index for s in batch])
             for index, problem in answer.problems.items():

@@ -174,8 +174,9 @@ Answer with a JSON object only: {{"entailed": true}} or {{"entailed": false}}"""
 
 
 # The NLI baseline, batched: the sentences of one call share one premise (the union of their
-# evidence), and the answer is one boolean per sentence number (keys given, so a small model under
-# llama.cpp's JSON grammar has the contract in front of it).
+# evidence), and the answer is one boolean per sentence, in the order listed. A list, not an object
+# keyed by sentence number: a small model on CPU pays most of a call per output token (llama.cpp's
+# grammar-constrained sampling), and `true, ` is two tokens where `"12": true, ` is six.
 NLI_BATCH_TEMPLATE = """Premise (passages of a scientific paper):
 {evidence}
 
@@ -183,9 +184,9 @@ Hypotheses (numbered sentences of a peer review of that paper):
 {sentences}
 
 For each hypothesis, does the premise entail it? Opinions and requests that state no fact about the paper count as entailed.
-Answer with a JSON object only, one key per hypothesis number, true when entailed and false when not: {keys}"""
+Answer with a JSON object only: {{"entailed": [...]}} with {count} values, one per hypothesis in the order listed ({order}), true when entailed and false when not."""
 
-_NLI_ENTRY = re.compile(r'"(\d+)"\s*:\s*(true|false)\b', re.IGNORECASE)
+_NLI_LIST = re.compile(r'"entailed"\s*:\s*\[([^\]]*)', re.IGNORECASE)
 
 
 def label_space() -> str:
@@ -210,16 +211,15 @@ def review_prompt(style: str, evidence: str, numbered_sentences: str) -> str:
 
 def nli_batch_prompt(evidence: str, sentences: list[tuple[int, str]]) -> str:
     numbered = "\n".join(f"{index}. {text}" for index, text in sentences)
-    keys = "{" + ", ".join(f'"{index}": <true|false>' for index, _ in sentences) + "}"
-    return NLI_BATCH_TEMPLATE.format(evidence=evidence, sentences=numbered, keys=keys)
+    order = ", ".join(str(index) for index, _ in sentences)
+    return NLI_BATCH_TEMPLATE.format(evidence=evidence, sentences=numbered, count=len(sentences), order=order)
 
 
-def nli_batch_format(indices: list[int]) -> dict:
-    """The OpenAI `response_format` of a batched NLI answer: one required boolean per sentence
-    number. Without it a small model under a bare JSON grammar writes the sentences back as values."""
-    keys = [str(i) for i in indices]
-    schema = {"type": "object", "properties": {k: {"type": "boolean"} for k in keys}, "required": keys,
-              "additionalProperties": False}  # fmt: skip
+def nli_batch_format(count: int) -> dict:
+    """The OpenAI `response_format` of a batched NLI answer: exactly `count` booleans. Without it a
+    small model under a bare JSON grammar writes the sentences back as values."""
+    answers = {"type": "array", "items": {"type": "boolean"}, "minItems": count, "maxItems": count}
+    schema = {"type": "object", "properties": {"entailed": answers}, "required": ["entailed"], "additionalProperties": False}
     return {"type": "json_schema", "json_schema": {"name": "nli_batch", "schema": schema}}
 
 
@@ -269,26 +269,29 @@ class BatchJudgement:
 
 
 def read_nli_batch_answer(text: str | None, indices: list[int]) -> BatchJudgement:
-    """Each asked sentence's entry of a batched NLI answer. A missing or non-boolean entry leaves
-    that sentence unanswered (a problem), never the others; an answer that is no JSON object at all
-    is read entry by entry (`"3": true`, e.g. from an answer cut by max_tokens) before every
-    sentence is given up."""
+    """Each asked sentence's value in a batched NLI answer (`{"entailed": [...]}`, in order). A
+    missing or non-boolean value leaves that sentence unanswered (a problem), never the others; an
+    answer cut short (max_tokens) keeps the values before the cut."""
     try:
-        parsed = parse_json_answer(text)
-        data, method = {str(k).strip(): v for k, v in parsed.data.items()}, parsed.method
+        parsed = parse_json_answer(text, required=("entailed",))
+        values, method = parsed.data["entailed"], parsed.method
     except ParseError as exc:
-        data = {k: v.lower() == "true" for k, v in _NLI_ENTRY.findall(text or "")}
-        method = "salvaged" if data else None
-        if not data:
+        cut = _NLI_LIST.search(text or "")
+        values = [v.strip() for v in cut.group(1).split(",")][:-1] if cut else []  # the last value may be cut
+        values = [v.lower() == "true" for v in values if v.lower() in ("true", "false")]
+        method = "salvaged" if values else None
+        if not values:
             return BatchJudgement({}, {i: exc.message for i in indices}, None)
+    if not isinstance(values, list):
+        return BatchJudgement({}, {i: f"entailed {values!r} is not a list" for i in indices}, None)
     hallucinated: dict[int, bool] = {}
     problems: dict[int, str] = {}
-    for index in indices:
-        if str(index) not in data:
-            problems[index] = f"no entry for sentence {index}"
+    for position, index in enumerate(indices):
+        if position >= len(values):
+            problems[index] = f"no value for sentence {index} ({len(values)} values for {len(indices)} sentences)"
             continue
         try:
-            hallucinated[index] = not _boolean(data[str(index)], f"entry for sentence {index}")
+            hallucinated[index] = not _boolean(values[position], f"value for sentence {index}")
         except ParseError as exc:
             problems[index] = exc.message
     return BatchJudgement(hallucinated, problems, method)

@@ -25,7 +25,7 @@ NOT_ENTAILED = {"It reaches 95.0% accuracy on Cora.", "The authors fine-tune RoB
 
 class ScriptedNLI:
     """A model backend answering batched NLI prompts from `NOT_ENTAILED`, with `spoil(sentence)`
-    giving the text of a sentence's entry (a bad entry, or None: left out)."""
+    giving the text of a sentence's value (a bad value, or None: left out of the list)."""
 
     def __init__(self, spoil=None, raw: dict[str, str] | None = None) -> None:
         self.spoil, self.raw, self.prompts, self.params = spoil or {}, raw or {}, [], []
@@ -39,12 +39,12 @@ class ScriptedNLI:
                 return LLMResponse(text, "scripted-nli", 100, 10)
         if "Hypotheses (numbered sentences" in prompt:
             block = prompt.split("Hypotheses (numbered sentences of a peer review of that paper):\n")[1].split("\n\n")[0]
-            entries = []
-            for index, sentence in re.findall(r"^(\d+)\. (.*)$", block, re.M):
+            values = []
+            for sentence in re.findall(r"^\d+\. (.*)$", block, re.M):
                 value = self.spoil.get(sentence, json.dumps(sentence not in NOT_ENTAILED))
                 if value is not None:
-                    entries.append(f'"{index}": {value}')
-            return LLMResponse("{" + ", ".join(entries) + "}", "scripted-nli", 100, 10)
+                    values.append(value)
+            return LLMResponse('{"entailed": [' + ", ".join(values) + "]}", "scripted-nli", 100, 10)
         sentence = prompt.split("Hypothesis (a sentence of a peer review of that paper):\n")[1].split("\n\n")[0]
         value = self.spoil.get(sentence, json.dumps(sentence not in NOT_ENTAILED))
         return LLMResponse(f'{{"entailed": {value}}}', "scripted-nli", 100, 10)
@@ -64,8 +64,8 @@ def test_one_call_per_review_answers_every_sentence():
     assert len(backend.prompts) == 5 and all(o.api_calls == 1 for o in by_id.values())  # 5 reviews of 2 sentences
     assert all(p.count("\n0. ") == 1 and p.count("\n1. ") == 1 for p in backend.prompts)
     # JSON mode asks for the answer's shape: one required boolean per sentence number
-    schema = backend.params[0]["response_format"]["json_schema"]["schema"]
-    assert schema["required"] == ["0", "1"] and schema["properties"]["1"] == {"type": "boolean"}
+    answers = backend.params[0]["response_format"]["json_schema"]["schema"]["properties"]["entailed"]
+    assert answers == {"type": "array", "items": {"type": "boolean"}, "minItems": 2, "maxItems": 2}
     assert backend.params[0]["max_tokens"] == 32
     r1 = ReviewPrediction.from_detail(by_id["R1"].detail["review"])
     assert (by_id["R1"].label, r1.sentence_labels) == ("HALLUCINATED", {0: False, 1: True})
@@ -77,27 +77,27 @@ def test_one_call_per_review_answers_every_sentence():
     assert scores.value("review_precision") == 1.0 and scores.value("review_recall") == pytest.approx(2 / 3)
 
 
-def test_a_bad_entry_leaves_its_sentence_unanswered_not_the_review():
-    # R1: the flagged sentence's entry is "maybe" -> R1 s1 unanswered; R1 UNCERTAIN (s0 answered, not flagged)
+def test_a_bad_value_leaves_its_sentence_unanswered_not_the_review():
+    # R1: the flagged sentence's value is "maybe" -> R1 s1 unanswered; R1 UNCERTAIN (s0 answered, not flagged)
     # R3: sentence 1 left out of the answer -> R3 s1 unanswered, R3 still HALLUCINATED by s0
     backend = ScriptedNLI(spoil={"It reaches 95.0% accuracy on Cora.": '"maybe"', "Results improve by 2 points.": None})
     system, by_id, copies, truths = run_nli(backend)
     r1, r3 = by_id["R1"], by_id["R3"]
     assert r1.error is None and r1.label == "UNCERTAIN"
     assert r1.detail["unanswered_sentences"] == [1] and r1.detail["parse_failures"] == 1
-    assert "sentence 1: entry for sentence 1 'maybe' is not true or false" in r1.detail["parse_errors"]
+    assert "sentence 1: value for sentence 1 'maybe' is not true or false" in r1.detail["parse_errors"]
     assert ReviewPrediction.from_detail(r1.detail["review"]).sentence_labels == {0: False}
     assert ReviewPrediction.from_detail(r1.detail["review"]).review_hallucinated is None
     assert r3.error is None and r3.label == "HALLUCINATED" and r3.detail["unanswered_sentences"] == [1]
-    assert "sentence 1: no entry for sentence 1" in r3.detail["parse_errors"]
+    assert "sentence 1: no value for sentence 1 (1 values for 2 sentences)" in r3.detail["parse_errors"]
     assert system.parse_stats.failed == 2 and system.parse_stats.attempted == 10
     scores = score_reviews(truths, {c.review_id: c for c in copies}, by_id, n_resamples=20)
     assert scores.coverage["errored"] == {} and scores.coverage["unanswered"]["review"] == 1
 
 
-def test_an_answer_without_any_entry_fails_only_its_review_and_a_cut_answer_keeps_its_entries():
+def test_an_answer_without_any_value_fails_only_its_review_and_a_cut_answer_keeps_its_values():
     backend = ScriptedNLI(raw={"0. The paper proposes GraphNet": "I cannot tell.",
-                               "0. Training takes 3 hours": '{"0": true, "1": fal'})  # cut by max_tokens
+                               "0. Training takes 3 hours": '{"entailed": [true, fal'})  # cut by max_tokens
     system, by_id, _, _ = run_nli(backend)
     assert by_id["R1"].error_kind == "parse" and by_id["R1"].detail["parse_failures"] == 2
     r2 = by_id["R2"]
