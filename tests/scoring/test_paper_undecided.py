@@ -32,7 +32,7 @@ def test_undecided_injections_leave_the_denominator_and_are_reported():
     assert idx[("rev", "detection_over_all", "all")]["value"] == 0.2 and idx[("rev", "detection_over_all", "all")]["n"] == 5
     # the detection table is the one with an "undecided" column (the controls' tables come before it)
     head, body = next(table for (_, _, table) in _sections(metrics) if "undecided" in table[0])
-    cells = dict(zip(head, body[0]))
+    cells = dict(zip(head, body[0], strict=True))
     assert (cells["undecided"], cells["unscored"], cells["visible / all"]) == ("2", "1", "5 / 5")
 
 
