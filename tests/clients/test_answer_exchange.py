@@ -108,8 +108,8 @@ def test_the_flusher_exports_answers_while_they_arrive_and_on_close(store, tmp_p
     cache = LLMCache(node_a)
     flusher = AnswerFlusher(store, "run-3/answers", "shard-00007", [node_a], batch=8, interval_s=3600).start()
     _pay(cache, 8)  # a full batch goes at once, long before the interval
-    _wait_for(lambda: len(_parts(store, "run-3")) == 1, "the first batch file")
-    assert flusher.exported == 8
+    # the file lands before the thread counts it: wait for both (under load the count came a moment later)
+    _wait_for(lambda: len(_parts(store, "run-3")) == 1 and flusher.exported == 8, "the first batch file, counted")
     _pay(cache, 3, start=8)  # less than a batch: waits for the interval, or for close
     assert flusher.close() == 11
     parts = _parts(store, "run-3")
