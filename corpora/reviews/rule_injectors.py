@@ -64,10 +64,24 @@ _LABEL_BEFORE = re.compile(r"\b(?:figures|tables|sections|equations|eqs|chapters
                            r"corollar(?:y|ies)|cor|propositions?|prop|claims?|definitions|defs?|assumptions?|"
                            r"conditions?|remarks?|examples?|exercises?|problems?|cases?|tasks?|subtasks?|rules?|"
                            r"options?|levels?|stages?|phases?|versions?|rounds?|scenarios?|settings?|experiments?|"
-                           r"steps|items?|questions?|comments?|points?|parts?|rows?|columns?|cols?|id|no|nr|"
+                           r"steps|items?|questions?|comments?|points?|parts?|rows?|columns?|cols?|id|no|nr|reviewers?|"
                            r"number|#)\.?\s*\(?$", re.I)  # fmt: skip
 # A section number opening a remark ("In 4.2: ...", "4.1.2, ...") is a pointer, as "Sec. 4.2" is.
 _SECTION_POINTER = re.compile(r"(?:^|[\s(])(?:in|see|of)\s+$", re.I)
+# A number in math notation: a subscript ("y_{t+1}", "x_2") or an index offset ("t+1", "n-1"). An
+# exponent is a value ("O(N^2)" -> "O(N^4)" misstates a complexity).
+_MATH_INDEX = re.compile(r"(?:_\{?[^\s{}]*|\b[a-zA-Z]\s?[+\-])$")
+# A parenthesis holding only section-like numbers ("(5.4)", "(5.2/5.3)"): one digit, a dot, one digit.
+# A score in parentheses has another shape ("T3 (0.0)", "(19.7)", "(0.85)").
+_SECTION_PARENS = re.compile(r"\(\s*[1-9]\.[1-9](?:\s*[/,]\s*[1-9]\.[1-9])*\s*\)")
+
+
+def _is_section_pointer(sentence: str, start: int, end: int) -> bool:
+    return any(p.start() < start and end < p.end() for p in _SECTION_PARENS.finditer(sentence))
+
+
+# A count that points back at the review's own sentences ("These are two interesting hypotheses").
+_ANAPHORA_BEFORE = re.compile(r"\b(?:these|those)\s+(?:are\s+|were\s+)?$", re.I)
 # Venues: the year after one is the event's ("ICLR 2016"); after any other acronym a year-like number
 # is part of a name ("JPEG 2000", "ISO 9001", "COCO 2017"), not a date.
 _ACRONYM_BEFORE = re.compile(r"\b([A-Z][A-Z0-9]+)[\s-]$")
@@ -126,6 +140,12 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             continue  # "In 4.2: ..." points to a section
         if re.match(r"-norms?\b", sentence[m.end() : m.end() + 7]) or re.match(r"/[01]\b", after) and token in "01":
             continue  # "2-norm" names a norm; "0/1" names binary values
+        if _MATH_INDEX.search(before):
+            continue  # an index in notation ("y_{t+1}", "Q_{t+1}", "x_2", "t-1"), not a reported value
+        if _is_section_pointer(sentence, m.start(), m.end()):
+            continue  # "(5.4)", "(5.2/5.3)": sections of the paper in parentheses
+        if _ANAPHORA_BEFORE.search(before):
+            continue  # "These are two interesting hypotheses": counts the review's own points
         if _is_year(token) and (year_is_name_part(before) or cited_elsewhere(before, paper_text)):
             continue
         if after.startswith(")") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[\s(:;,])$", before):
@@ -152,7 +172,8 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             leaf = "Count Mismatch"
         out.append(Candidate(m.start(), m.end(), leaf, "number"))
     for m in _COUNT_WORD.finditer(sentence):
-        out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
+        if not _ANAPHORA_BEFORE.search(sentence[: m.start()]):
+            out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
     return sorted(out, key=lambda c: c.start)
 
 
@@ -493,9 +514,13 @@ def vocabulary_swaps(sentence: str, token: str, cls: str, paper_text: str = "") 
     held = sentence.lower()  # case-blind: "XLNET" in the sentence rules out "XLNet"
     loose = _loose_synonyms(token.lower())
 
+    # also blind to punctuation: "Cifar10" in the sentence rules out "CIFAR-10"
+    held_tokens = {re.sub(r"[^a-z0-9]", "", w) for w in re.split(r"[\s,;:()\[\]]+", held)}
+
     def allowed(terms: tuple[str, ...]) -> list[str]:
         out = [t for t in terms if t.lower() != token.lower() and t.lower() not in loose
-               and not _term_re(t.lower(), False).search(held) and not _hypernym_related(t, token)]  # fmt: skip
+               and not _term_re(t.lower(), False).search(held) and not _hypernym_related(t, token)
+               and re.sub(r"[^a-z0-9]", "", t.lower()) not in held_tokens]  # fmt: skip
         if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
             out = [t for t in out if t[1:].islower() == token[1:].islower()] or out
         return out

@@ -1,11 +1,14 @@
 """Injection validity on reviews the rules were never tuned on (issue 22's "Must show").
 
-40 ICLR 2017 reviews of 13 papers from PeerRead (allenai/PeerRead, `bench/peerread_to_jsonl.py`),
-built at seeds 0-2 with two copies; every distinct injection read and labelled by hand, with a reason
-(`data/injection_validity_labels_heldout.jsonl`: each row carries its sentence before and after and
-the seeds whose build produced it before the fixes, after them, or in between).
-The corpus is not in CI, so the labels file is checked for integrity and for the figures the README
-gives; the defects it exposed are pinned below by the review sentences that showed them.
+PeerRead ICLR 2017 reviews (allenai/PeerRead, `bench/peerread_to_jsonl.py`), built with two copies;
+every distinct injection read and labelled by hand, with a reason
+(`data/injection_validity_labels_heldout.jsonl`: each row carries its sentence before and after, its
+batch and the seeds whose build produced it). Three rounds, each measured on reviews its rules had
+not seen: batch 1 (40 reviews, 13 papers) under the integration branch's rules, then fixed; batch 2
+(9 reviews) under those fixes, then fixed again; batch 3 (10 reviews) under the second fixes, then
+fixed a third time. The corpus is not in CI, so the labels file is checked for integrity and for the
+figures the README gives; the defects each round exposed are pinned below by the review sentences
+that showed them.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ def _numbers(s: str, paper: str = "") -> list[str]:
     return [s[c.start : c.end] for c in number_candidates(s, paper)]
 
 
-def _validity(rows: list[dict], seeds_field: str) -> dict[str, tuple[int, int]]:
+def _validity(rows: list[dict], seeds_field: str, batch: int) -> dict[str, tuple[int, int]]:
     valid, total = Counter(), Counter()
     for r in rows:
-        if r[seeds_field]:
+        if r[seeds_field] and r["batch"] == batch:
             total[r["anchor"]] += 1
             valid[r["anchor"]] += r["valid"]
     return {a: (valid[a], total[a]) for a in sorted(total)}
@@ -46,16 +49,22 @@ def _validity(rows: list[dict], seeds_field: str) -> dict[str, tuple[int, int]]:
 def test_heldout_labels_are_complete_and_give_the_documented_figures():
     labels = load_validity_labels(HELDOUT)  # each row parses, no label contradicts another
     rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines()]
-    assert len(labels) == len(rows) >= 100
+    assert len(labels) == len(rows) >= 200
     assert all(r["held_out"] and r["source"] == "peerread_iclr2017" for r in rows)
     assert all(r["reason"].strip() and r["sentence_before"] != r["sentence_after"] for r in rows)
     assert all(r["original"] in r["sentence_before"] and r["injected"] in r["sentence_after"] for r in rows)
-    # each was produced: before the fixes, after them, or by a build between (`seeds_interim`)
-    assert all(r["seeds_before_fix"] or r["seeds_after_fix"] or r["seeds_interim"] for r in rows)
-    # measured before any fix (seeds 0-2): about half valid, as issue 22 found on other reviews
-    assert _validity(rows, "seeds_before_fix") == {"Entity": (12, 26), "Number": (46, 83), "Temporal": (7, 17)}
-    # after the fixes (no longer held out: the fixes were made on these reviews)
-    assert _validity(rows, "seeds_after_fix") == {"Entity": (20, 20), "Number": (50, 51), "Temporal": (5, 5)}
+    # each was produced: before the fixes, after them, by a build between, or by the held-out build
+    assert all(r["seeds_before_fix"] or r["seeds_after_fix"] or r["seeds_interim"] or r["seeds_heldout"] for r in rows)
+    # batch 1 under the integration branch's rules (seeds 0-2): about half valid
+    assert _validity(rows, "seeds_before_fix", 1) == {"Entity": (12, 26), "Number": (46, 83), "Temporal": (7, 17)}
+    # batch 2 under the first fixes (seeds 0-4): every injection invalid; after the second, none is made
+    assert _validity(rows, "seeds_heldout", 2) == {"Number": (0, 16)}
+    assert _validity(rows, "seeds_after_fix", 2) == {}
+    # batch 3 under the second fixes (seeds 0-4): 27 of 40
+    assert _validity(rows, "seeds_heldout", 3) == {"Entity": (12, 14), "Number": (15, 26)}
+    # after all fixes (no longer held out: the fixes were made on these reviews)
+    assert _validity(rows, "seeds_after_fix", 1) == {"Entity": (20, 20), "Number": (50, 51), "Temporal": (5, 5)}
+    assert _validity(rows, "seeds_after_fix", 3) == {"Entity": (12, 12), "Number": (15, 17)}
 
 
 def test_identifiers_after_a_label_are_not_values():
@@ -164,3 +173,26 @@ def test_an_abbreviation_before_a_number_does_not_end_the_sentence():
     assert [text[a:b] for a, b in sentence_spans(text)] == [
         "- The text around eq. 2 refers to the loss L_PC but that term is not defined and is not (explicitly) in eq. 2",
         "- Please explain what Clip means.", "See Fig. 3 for it."]  # fmt: skip
+
+
+def test_second_round_subscripts_fellow_reviewers_and_rating_edits():
+    taxonomy = review_taxonomy()
+    number = taxonomy.anchor("Number")
+    assert _numbers("+ The paper does a good job of exploring different ways to predict next frame features (y_{t+1}).") == []
+    assert _numbers("This enables a more elegant FQI approach than schemes which (c_t + \\gamma min_u Q_{t+1}) fixed.") == []
+    assert _numbers("I agree with reviewer 2 on the interesting part of the paper.") == []
+    assert rule_places(number, "*Edited the score 6->7.") == []
+    assert _numbers("The language-based methods require only O(N) human judgments compared to O(N^2).") == ["2"]
+
+
+def test_third_round_sections_in_parentheses_self_counts_and_spelling_variants():
+    s = ("The experiments are conducted in MuJoCo, with a set of experiments being from the state of the "
+         "joints/links (5.2/5.3) and a set of experiments on the pixels (5.4).")  # fmt: skip
+    assert _numbers(s) == []
+    assert _numbers("the accuracy for subtask T3 (0.0) was much lower than for T5 (19.7)") == ["0.0", "19.7"]
+    assert _numbers("These are two interesting hypotheses, however I don't see that they have been verified.") == []
+    s = "- Impressively retains accuracy on popular models on ImageNet and Cifar10"
+    for seed in range(40):
+        for c in entity_candidates(s):
+            after = rule_edit("entity", s, c, random.Random(seed)).apply(s)
+            assert "CIFAR-10 and Cifar10" not in after, after
