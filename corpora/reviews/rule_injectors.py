@@ -65,7 +65,10 @@ _LABEL_BEFORE = re.compile(r"\b(?:figures|tables|sections|equations|eqs|chapters
                            r"conditions?|remarks?|examples?|exercises?|problems?|cases?|tasks?|subtasks?|rules?|"
                            r"options?|levels?|stages?|phases?|versions?|rounds?|scenarios?|settings?|experiments?|"
                            r"steps|items?|questions?|comments?|points?|parts?|rows?|columns?|cols?|id|no|nr|reviewers?|"
-                           r"number|#)\.?\s*\(?$", re.I)  # fmt: skip
+                           r"number|#)\.?\s*\(?$"
+                           # a numbered formula: "a bound in 2.21", "equality in 2.20", "the constraint 2.80"
+                           r"|\b(?:bounds?|constraints?|equalit(?:y|ies)|inequalit(?:y|ies)|identit(?:y|ies)|"
+                           r"formulas?|expressions?)\s+(?:in\s+|of\s+)?\(?$", re.I)  # fmt: skip
 # A section number opening a remark ("In 4.2: ...", "4.1.2, ...") is a pointer, as "Sec. 4.2" is.
 _SECTION_POINTER = re.compile(r"(?:^|[\s(])(?:in|see|of)\s+$", re.I)
 # A number in math notation: a subscript ("y_{t+1}", "x_2") or an index offset ("t+1", "n-1"). An
@@ -225,7 +228,7 @@ def number_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
         choices = [j for j in (i - 1, i + 1, i + 2) if 0 <= j < len(_COUNT_WORDS)]
         return RuleEdit(cand.start, cand.end, _case_like(_COUNT_WORDS[rng.choice(choices)], token), cand.leaf)
     percent = sentence[cand.end : cand.end + 2].lstrip().startswith("%")
-    return RuleEdit(cand.start, cand.end, new_number(token, rng, percent), cand.leaf)
+    return _with_article(sentence, RuleEdit(cand.start, cand.end, new_number(token, rng, percent), cand.leaf))
 
 
 # ---------------------------------------------------------------- Temporal
@@ -429,8 +432,22 @@ def _in_id_series(sentence: str, term: str) -> bool:
     return bool(m) and any(t != term for t in re.findall(rf"(?<![\w\-]){m.group(1)}\d+(?![\w\-])", sentence))
 
 
+def _inside_title_case_name(sentence: str, start: int, end: int) -> bool:
+    """A vocabulary word between two capitalised words ("Spatial Transformer Networks"): a piece of
+    another name. The word before must not open the sentence, where every word is capitalised."""
+    before = re.search(r"(?:^|[\s(])([A-Z][a-z]+)\s+$", sentence[:start])
+    after = re.match(r"\s+[A-Z][a-z]+", sentence[end:])
+    return bool(before and after and before.start(1) > 0)
+
+
 def _an(word: str) -> str:
-    """The indefinite article a word takes ("an LSTM", "a Transformer", "an RNN", "an ablation")."""
+    """The indefinite article a word takes ("an LSTM", "a Transformer", "an RNN", "an ablation",
+    "an 18-page paper", "a 13-page paper")."""
+    if word[:1].isdigit():  # said aloud: "an eight", "an eleven", "an eighteen", "an eighty"
+        digits = word.split(".")[0].replace(",", "")
+        groups = (len(digits) - 1) % 3 + 1  # the leading group read as one number ("18,000": "eighteen")
+        lead = digits[:groups]
+        return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
     if len(word) > 1 and word[:2].isupper():  # an acronym is read letter by letter
         return "an" if word[0] in "AEFHILMNORSX" else "a"
     return "an" if word[:1].lower() in "aeiou" else "a"
@@ -466,6 +483,8 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
                 continue
             if _defined_here(sentence, m.start(), m.end()) or _in_id_series(sentence, m.group(0)):
                 continue
+            if _inside_title_case_name(sentence, m.start(), m.end()):
+                continue  # "Spatial Transformer Networks" is a name, not the Transformer
             if not vocabulary_swaps(sentence, m.group(0), cls, paper_text):
                 continue  # nothing of its kind to put in its place
             leaf = "Benchmark Entity Swap" if cls.endswith("dataset") or _is_metric(cls) else "Attribute Substitution"
