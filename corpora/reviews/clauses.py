@@ -32,10 +32,14 @@ _INTERROGATIVES = re.compile(
 )
 
 # The reviewer's hedges, speculation and suggestions. Modal verbs first; then adverbs and first-person
-# stances; "it would be" and "I suggest" are covered by "would" and "suggest".
+# stances; "it would be" and "I suggest" are covered by "would" and "suggest". A hypothetical ("we can
+# imagine a problem where ...") and the reviewer's own rating ("I will increase my rating to 8",
+# "Edited the score 6->7") say nothing about the paper either.
 _HEDGE = re.compile(
     r"(?<![\w-])(?:could|might|may|would|should|perhaps|maybe|possibly|potentially|presumably|likely|unlikely|"
-    r"probably|conceivably|wonder|curious|suspect|speculate|recommend|suggest|encourage|consider|"
+    r"probably|conceivably|wonder|curious|suspect|speculate|recommend|suggest|encourage|consider|imagin(?:e|es|ed|ing)|"
+    r"my\s+(?:rating|score|recommendation|assessment|evaluation)|"
+    r"(?:edit|updat|chang|rais|lower|increas|decreas|revis)\w*\s+(?:my\s+|the\s+|our\s+)?(?:score|rating)|"
     r"(?:i|we)\s+(?:think|believe|feel|guess|hope)|in\s+my\s+(?:opinion|view)|it\s+(?:seems|appears)|"
     r"unclear\s+(?:whether|if|how|why)|not\s+(?:sure|clear)\s+(?:whether|if|how|why)|future\s+work|"
     r"would\s+be\s+(?:interesting|nice|helpful|useful|good|valuable|beneficial|great))(?![\w-])",

@@ -43,9 +43,13 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 2
+INJECTION_RULES_VERSION = 5
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
-of issue 22), so a corpus built by other rules gets another version and a run never resumes on it."""
+of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
+paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
+rating edits, sections in parentheses, self-counts, spelling variants; 5: formula numbers, names in
+title case, articles before numbers), so a corpus built by other rules gets another version and a
+run never resumes on it."""
 
 COUNT_KEYS = ("screened", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
 

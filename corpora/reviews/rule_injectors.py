@@ -57,6 +57,40 @@ class Candidate:
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?=\s?%|x\b|×|\b)(?!\.\d)")
 _REFERENCE = re.compile(r"(?:\b(?:fig|figure|figs|table|tab|sec|section|eq|equation|appendix|app|line|lines|l|"
                         r"chapter|step|algorithm|alg|theorem|lemma|definition|ref|page|p{2})\.?\s*\(?)$", re.I)  # fmt: skip
+# A number after a label names a numbered thing of the paper ("Theorems 2.4-2.6", "Corollary 2.1",
+# "tasks 1-5", "Rule 30", "scenario 2"): an identifier, not a value; a changed id points elsewhere or
+# keeps a true subset ("tasks 2-5 are deterministic"), it reports nothing false.
+_LABEL_BEFORE = re.compile(r"\b(?:figures|tables|sections|equations|eqs|chapters|appendi(?:x|ces)|theorems|lemmas|"
+                           r"corollar(?:y|ies)|cor|propositions?|prop|claims?|definitions|defs?|assumptions?|"
+                           r"conditions?|remarks?|examples?|exercises?|problems?|cases?|tasks?|subtasks?|rules?|"
+                           r"options?|levels?|stages?|phases?|versions?|rounds?|scenarios?|settings?|experiments?|"
+                           r"steps|items?|questions?|comments?|points?|parts?|rows?|columns?|cols?|id|no|nr|reviewers?|"
+                           r"number|#)\.?\s*\(?$"
+                           # a numbered formula: "a bound in 2.21", "equality in 2.20", "the constraint 2.80"
+                           r"|\b(?:bounds?|constraints?|equalit(?:y|ies)|inequalit(?:y|ies)|identit(?:y|ies)|"
+                           r"formulas?|expressions?)\s+(?:in\s+|of\s+)?\(?$", re.I)  # fmt: skip
+# A section number opening a remark ("In 4.2: ...", "4.1.2, ...") is a pointer, as "Sec. 4.2" is.
+_SECTION_POINTER = re.compile(r"(?:^|[\s(])(?:in|see|of)\s+$", re.I)
+# A number in math notation: a subscript ("y_{t+1}", "x_2") or an index offset ("t+1", "n-1"). An
+# exponent is a value ("O(N^2)" -> "O(N^4)" misstates a complexity).
+_MATH_INDEX = re.compile(r"(?:_\{?[^\s{}]*|\b[a-zA-Z]\s?[+\-])$")
+# A parenthesis holding only section-like numbers ("(5.4)", "(5.2/5.3)"): one digit, a dot, one digit.
+# A score in parentheses has another shape ("T3 (0.0)", "(19.7)", "(0.85)").
+_SECTION_PARENS = re.compile(r"\(\s*[1-9]\.[1-9](?:\s*[/,]\s*[1-9]\.[1-9])*\s*\)")
+
+
+def _is_section_pointer(sentence: str, start: int, end: int) -> bool:
+    return any(p.start() < start and end < p.end() for p in _SECTION_PARENS.finditer(sentence))
+
+
+# A count that points back at the review's own sentences ("These are two interesting hypotheses").
+_ANAPHORA_BEFORE = re.compile(r"\b(?:these|those)\s+(?:are\s+|were\s+)?$", re.I)
+# Venues: the year after one is the event's ("ICLR 2016"); after any other acronym a year-like number
+# is part of a name ("JPEG 2000", "ISO 9001", "COCO 2017"), not a date.
+_ACRONYM_BEFORE = re.compile(r"\b([A-Z][A-Z0-9]+)[\s-]$")
+# A surname before a citation year ("Singh et al. 2004", "(Vinyals, 2016)", "Cloutier. 1994"), or a
+# few words before a year in parentheses ("Samy Bengio PhD thesis (1989)").
+_CITED_NAME = re.compile(r"\b([A-Z][a-z][A-Za-z'\-]*)(?:\.?(?:\s+et\s+al\.?)?,?\s*\(?|(?:\s+[\w'-]+){1,3}\s*\()$")
 _CITATION_CONTEXT = re.compile(r"(et al\.?,?\s*\(?|\(|\[|,\s)$")
 _PVALUE_CONTEXT = re.compile(r"\bp\s*(?:-?value)?\s*[<>=≤≥]\s*$|\bp-values?\s+(?:of\s+)?$", re.I)
 _PARAM_CONTEXT = re.compile(r"(threshold|learning rate|\blr\b|alpha|beta|gamma|lambda|temperature|weight decay|"
@@ -76,21 +110,53 @@ def _is_year(token: str) -> bool:
     return token.isdigit() and len(token) == 4 and 1900 <= int(token) <= 2099
 
 
-def number_candidates(sentence: str) -> list[Candidate]:
+def _venues() -> frozenset[str]:
+    return frozenset(_entities_file().get("venues", ()))
+
+
+def year_is_name_part(before: str) -> bool:
+    """A year-like number right after an acronym that is no venue: part of a name ("JPEG 2000")."""
+    m = _ACRONYM_BEFORE.search(before)
+    return bool(m) and m.group(1) not in _venues()
+
+
+def cited_elsewhere(before: str, paper_text: str) -> bool:
+    """A citation year whose cited author the paper never names: a reference the reviewer brings
+    ("Singh et al. 2004" as background, a missing related work), not a claim about the paper. Unknown
+    (False) without the paper's text."""
+    m = _CITED_NAME.search(before[-80:])
+    return bool(paper_text) and bool(m) and m.group(1) not in paper_text
+
+
+def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     marker_end = list_marker_end(sentence)  # "1.", "2)", "(a)", bullets: formatting, never an edit target
     out = []
     for m in _NUMBER.finditer(sentence):
         if m.start() < marker_end:
             continue
         before = sentence[: m.start()]
-        if _REFERENCE.search(before):
+        if _REFERENCE.search(before) or _LABEL_BEFORE.search(before):
             continue
         token = m.group(1)
         after = sentence[m.end() : m.end() + 2]
+        if "." in token and after[:1] in (":", ",") and _SECTION_POINTER.search(before):
+            continue  # "In 4.2: ..." points to a section
+        if re.match(r"-norms?\b", sentence[m.end() : m.end() + 7]) or re.match(r"/[01]\b", after) and token in "01":
+            continue  # "2-norm" names a norm; "0/1" names binary values
+        if _MATH_INDEX.search(before):
+            continue  # an index in notation ("y_{t+1}", "Q_{t+1}", "x_2", "t-1"), not a reported value
+        if _is_section_pointer(sentence, m.start(), m.end()):
+            continue  # "(5.4)", "(5.2/5.3)": sections of the paper in parentheses
+        if _ANAPHORA_BEFORE.search(before):
+            continue  # "These are two interesting hypotheses": counts the review's own points
+        if _is_year(token) and (year_is_name_part(before) or cited_elsewhere(before, paper_text)):
+            continue
         if after.startswith(")") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[\s(:;,])$", before):
             continue  # an enumeration marker inside the sentence: "1) ... 2) ...", "(1) ... (2)"
         if token.isdigit() and int(token) <= 20 and (after.startswith(":") or re.match(r"\.\s*[A-Z]", after)):
             continue  # a numbered point: "Weakness 1: ...", "... 2. The ..."
+        if after.startswith("- ") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[(,;:])\s*$", before):
+            continue  # an enumeration "(1- quick acquisition ..., 2- slower ...)"; "on 1- and 5-shot" is a value
         if _is_year(token):
             leaf = "Citation Year Substitution" if _CITATION_CONTEXT.search(before) else "Event Year Fabrication"
             out.append(Candidate(m.start(), m.end(), leaf, "year"))
@@ -109,7 +175,8 @@ def number_candidates(sentence: str) -> list[Candidate]:
             leaf = "Count Mismatch"
         out.append(Candidate(m.start(), m.end(), leaf, "number"))
     for m in _COUNT_WORD.finditer(sentence):
-        out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
+        if not _ANAPHORA_BEFORE.search(sentence[: m.start()]):
+            out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
     return sorted(out, key=lambda c: c.start)
 
 
@@ -128,7 +195,7 @@ def new_number(token: str, rng: random.Random, percent: bool = False) -> str:
     for _ in range(20):
         if decimals == 0 and value <= 12:
             new = value + rng.choice([-2, -1, 1, 2, 3])
-            if new < 1:
+            if new < 1 or (new == 1 and value > 1):  # "2 agents" never becomes "1 agents"
                 continue
         else:
             factor = rng.choice([rng.uniform(0.4, 0.85), rng.uniform(1.15, 1.6)])
@@ -161,7 +228,7 @@ def number_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
         choices = [j for j in (i - 1, i + 1, i + 2) if 0 <= j < len(_COUNT_WORDS)]
         return RuleEdit(cand.start, cand.end, _case_like(_COUNT_WORDS[rng.choice(choices)], token), cand.leaf)
     percent = sentence[cand.end : cand.end + 2].lstrip().startswith("%")
-    return RuleEdit(cand.start, cand.end, new_number(token, rng, percent), cand.leaf)
+    return _with_article(sentence, RuleEdit(cand.start, cand.end, new_number(token, rng, percent), cand.leaf))
 
 
 # ---------------------------------------------------------------- Temporal
@@ -187,17 +254,20 @@ _RELATIVE_TIME = {"recent", "recently", "early", "earlier", "later", "prior", "c
                   "outdated", "emerging", "established"}  # fmt: skip
 _COMPARISON = re.compile(r"\b(?:than|over|compar\w*\s+(?:[\w-]+\s+){0,3}?(?:with|to|against)|outperform\w*|improv\w*|beyond|limitations?\s+of|unlike|"
                          r"against|versus|vs\.?|surpass\w*|exceed\w*|better|worse|bigger|larger|smaller|faster)\b", re.I)  # fmt: skip
+# "a hugely improved later version": the submission's own revision history, not a claim about the paper.
+_MANUSCRIPT_AFTER = re.compile(r"\s+(?:versions?|revisions?|drafts?|submissions?|manuscripts?|copy)\b", re.I)
 _MODAL_RE = re.compile(r"\b(" + "|".join(_MODALS) + r")\b(?!\s+\d{4})", re.I)
 _YEAR_RE = re.compile(r"(?<![\w.\-])((?:19|20)\d{2})(?![\w.]\d)")
 _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 
 
-def temporal_candidates(sentence: str) -> list[Candidate]:
+def temporal_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     """Time references first: a modal verb is a candidate only in a sentence without one."""
     compared = bool(_COMPARISON.search(sentence))
     out = [Candidate(m.start(), m.end(), "Recency Misstatement", "recency") for m in _RECENCY_RE.finditer(sentence)
-           if compared or m.group(1).lower() not in _RELATIVE_TIME]
-    out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)]
+           if (compared or m.group(1).lower() not in _RELATIVE_TIME) and not _MANUSCRIPT_AFTER.match(sentence, m.end())]
+    out += [Candidate(m.start(), m.end(), "Date Shift", "year") for m in _YEAR_RE.finditer(sentence)
+            if not year_is_name_part(sentence[: m.start()]) and not cited_elsewhere(sentence[: m.start()], paper_text)]
     out += [Candidate(m.start(), m.end(), "Date Shift", "month") for m in _MONTH_RE.finditer(sentence)]
     if not out:  # a modal of the reviewer's own ("X could strengthen the paper") says nothing about the paper
         out = [Candidate(m.start(), m.end(), "Modality Shift", "modal") for m in _MODAL_RE.finditer(sentence)
@@ -207,8 +277,8 @@ def temporal_candidates(sentence: str) -> list[Candidate]:
 
 def temporal_edit(sentence: str, cand: Candidate, rng: random.Random) -> RuleEdit:
     token = sentence[cand.start : cand.end]
-    if cand.kind == "recency":
-        return RuleEdit(cand.start, cand.end, _case_like(_RECENCY[token.lower()], token), cand.leaf)
+    if cand.kind == "recency":  # "a recent approach" -> "an early approach"
+        return _with_article(sentence, RuleEdit(cand.start, cand.end, _case_like(_RECENCY[token.lower()], token), cand.leaf))
     if cand.kind == "modal":
         return RuleEdit(cand.start, cand.end, _case_like(_MODALS[token.lower()], token), cand.leaf)
     if cand.kind == "year":
@@ -226,7 +296,10 @@ def _entities_file() -> dict[str, tuple[str, ...]]:
 
 def entity_vocabulary() -> dict[str, tuple[str, ...]]:
     """Swappable names by class (kinds of model, architecture, dataset, metric)."""
-    return {k: v for k, v in _entities_file().items() if k not in ("not_paper_terms", "loose_synonyms")}
+    return {k: v for k, v in _entities_file().items() if k not in _NOT_CLASSES}
+
+
+_NOT_CLASSES = ("not_paper_terms", "loose_synonyms", "hypernyms", "venues")
 
 
 def _forms(term: str, capitalised_too: bool) -> set[str]:
@@ -345,6 +418,44 @@ def _loose_synonyms(term: str) -> frozenset[str]:
     return frozenset(t for group in _entities_file().get("loose_synonyms", ()) if term in group for t in group)
 
 
+def _hypernym_related(a: str, b: str) -> bool:
+    """One name is a kind of the other (entities.toml `hypernyms`: "LSTM" is an "RNN")."""
+    return any((a == g[0] and b in g[1:]) or (b == g[0] and a in g[1:]) for g in _entities_file().get("hypernyms", ()))
+
+
+# A name that is one of a lettered series in the sentence ("T3 ... T5": tasks, not the T5 model).
+_SERIES_ID = re.compile(r"^([A-Z])\d+$")
+
+
+def _in_id_series(sentence: str, term: str) -> bool:
+    m = _SERIES_ID.match(term)
+    return bool(m) and any(t != term for t in re.findall(rf"(?<![\w\-]){m.group(1)}\d+(?![\w\-])", sentence))
+
+
+def _inside_title_case_name(sentence: str, start: int, end: int) -> bool:
+    """A vocabulary word between two capitalised words ("Spatial Transformer Networks"): a piece of
+    another name. The word before must not open the sentence, where every word is capitalised."""
+    before = re.search(r"(?:^|[\s(])([A-Z][a-z]+)\s+$", sentence[:start])
+    after = re.match(r"\s+[A-Z][a-z]+", sentence[end:])
+    return bool(before and after and before.start(1) > 0)
+
+
+def _an(word: str) -> str:
+    """The indefinite article a word takes ("an LSTM", "a Transformer", "an RNN", "an ablation",
+    "an 18-page paper", "a 13-page paper")."""
+    if word[:1].isdigit():  # said aloud: "an eight", "an eleven", "an eighteen", "an eighty"
+        digits = word.split(".")[0].replace(",", "")
+        groups = (len(digits) - 1) % 3 + 1  # the leading group read as one number ("18,000": "eighteen")
+        lead = digits[:groups]
+        return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+    if len(word) > 1 and word[:2].isupper():  # an acronym is read letter by letter
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(an?)(\s+)$", re.I)
+
+
 def _is_metric(cls: str) -> bool:
     return cls.endswith("metric")
 
@@ -370,8 +481,12 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             taken.append((m.start(), m.end()))
             if _is_metric(cls) and m.group(0)[1:].islower() and not measured:
                 continue
-            if _defined_here(sentence, m.start(), m.end()):
+            if _defined_here(sentence, m.start(), m.end()) or _in_id_series(sentence, m.group(0)):
                 continue
+            if _inside_title_case_name(sentence, m.start(), m.end()):
+                continue  # "Spatial Transformer Networks" is a name, not the Transformer
+            if not vocabulary_swaps(sentence, m.group(0), cls, paper_text):
+                continue  # nothing of its kind to put in its place
             leaf = "Benchmark Entity Swap" if cls.endswith("dataset") or _is_metric(cls) else "Attribute Substitution"
             out.append(Candidate(m.start(), m.end(), leaf, cls))
     entities = paper_entities(paper_text) if paper_text else {}
@@ -403,19 +518,52 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
     if cand.kind.startswith("paper_"):  # another of the paper's names of the same category and shape
         terms = _paper_swaps(token, paper_entities(paper_text), sentence)
         pool = [t for t in terms if t.isupper() == token.isupper()] or terms
-        return RuleEdit(cand.start, cand.end, rng.choice(pool[:10]), cand.leaf)
+        return _with_article(sentence, RuleEdit(cand.start, cand.end, rng.choice(pool[:10]), cand.leaf))
     metric = _is_metric(cand.kind)
-    # never a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)
+    new = rng.choice(vocabulary_swaps(sentence, token, cand.kind, paper_text))
+    return _with_article(sentence, RuleEdit(cand.start, cand.end, _case_like(new, token) if metric else new, cand.leaf))
+
+
+def vocabulary_swaps(sentence: str, token: str, cls: str, paper_text: str = "") -> list[str]:
+    """The names that may replace `token` (of class `cls`) in `sentence`: the class's names the paper
+    mentions, else any of the class; for a metric also another task's metric the paper itself reports
+    (never a text-overlap metric). Never the name itself, a loose synonym, a hypernym or hyponym of it,
+    nor a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)."""
+    metric = _is_metric(cls)
     held = sentence.lower()  # case-blind: "XLNET" in the sentence rules out "XLNet"
     loose = _loose_synonyms(token.lower())
-    terms = [t for t in entity_vocabulary()[cand.kind] if t.lower() != token.lower() and t.lower() not in loose
-             and not _term_re(t.lower(), False).search(held)]  # fmt: skip
-    if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
-        terms = [t for t in terms if t[1:].islower() == token[1:].islower()] or terms
-    mentioned = _mentioned_in(paper_text, cand.kind) if paper_text else ()
+
+    # also blind to punctuation: "Cifar10" in the sentence rules out "CIFAR-10"
+    held_tokens = {re.sub(r"[^a-z0-9]", "", w) for w in re.split(r"[\s,;:()\[\]]+", held)}
+
+    def allowed(terms: tuple[str, ...]) -> list[str]:
+        out = [t for t in terms if t.lower() != token.lower() and t.lower() not in loose
+               and not _term_re(t.lower(), False).search(held) and not _hypernym_related(t, token)
+               and re.sub(r"[^a-z0-9]", "", t.lower()) not in held_tokens]  # fmt: skip
+        if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
+            out = [t for t in out if t[1:].islower() == token[1:].islower()] or out
+        return out
+
+    vocabulary = entity_vocabulary()
+    terms = allowed(vocabulary[cls])
+    mentioned = _mentioned_in(paper_text, cls) if paper_text else ()
     in_paper = [t for t in terms if t in mentioned]
-    new = rng.choice(in_paper or terms)
-    return RuleEdit(cand.start, cand.end, _case_like(new, token) if metric else new, cand.leaf)
+    if metric and paper_text and cls != "overlap_metric":
+        for other in vocabulary:
+            if other != cls and _is_metric(other) and other != "overlap_metric":
+                seen = _mentioned_in(paper_text, other)
+                in_paper += [t for t in allowed(vocabulary[other]) if t in seen]
+    return in_paper or terms
+
+
+def _with_article(sentence: str, edit: RuleEdit) -> RuleEdit:
+    """The edit, widened to the article before it when the new name takes the other one ("an LSTM"
+    -> "a Transformer", never "an Transformer", which would show the edit without the paper)."""
+    m = _ARTICLE_BEFORE.search(sentence[: edit.start])
+    if not m or m.group(1).lower() == _an(edit.replacement):
+        return edit
+    article = _case_like(_an(edit.replacement), m.group(1))
+    return RuleEdit(m.start(), edit.end, article + m.group(2) + edit.replacement, edit.leaf)
 
 
 # ---------------------------------------------------------------- registry
@@ -429,9 +577,8 @@ class ReviewRuleInjector:
 
 
 RULE_INJECTORS: Registry[ReviewRuleInjector] = Registry("rule injector")
-RULE_INJECTORS.add("number", ReviewRuleInjector(lambda s, _p: number_candidates(s),
-                                                lambda s, c, rng, _p: number_edit(s, c, rng)))
-RULE_INJECTORS.add("temporal", ReviewRuleInjector(lambda s, _p: temporal_candidates(s),
+RULE_INJECTORS.add("number", ReviewRuleInjector(number_candidates, lambda s, c, rng, _p: number_edit(s, c, rng)))
+RULE_INJECTORS.add("temporal", ReviewRuleInjector(temporal_candidates,
                                                   lambda s, c, rng, _p: temporal_edit(s, c, rng)))
 RULE_INJECTORS.add("entity", ReviewRuleInjector(entity_candidates, entity_edit))
 

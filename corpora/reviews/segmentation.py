@@ -98,9 +98,21 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             at = piece.find(sentence, cursor)
             if at == -1:
                 raise SegmentationError(f"sentence {sentence[:60]!r} not found in the text after offset {start + cursor}")
-            spans.append((start + at, start + at + len(sentence)))
+            if spans and _continues(text, spans[-1], start + at):
+                spans[-1] = (spans[-1][0], start + at + len(sentence))  # "in eq. | 2 refers to": one sentence
+            else:
+                spans.append((start + at, start + at + len(sentence)))
             cursor = at + len(sentence)
     return spans
+
+
+def _continues(text: str, previous: tuple[int, int], start: int) -> bool:
+    """pysbd ended `previous` at an abbreviation whose number or lower-case word follows on the same
+    line ("around eq. 2 refers to ..."): the next piece is the same sentence."""
+    a, b = previous
+    if text[b - 1 : b] != "." or "\n" in text[b:start] or not _after_abbreviation(text, b - 1):
+        return False
+    return text[start : start + 1].isdigit() or text[start : start + 1].islower()
 
 
 def segment_review(text: str, aspects: Sequence[str | None] | None = None) -> tuple[ReviewSentence, ...]:

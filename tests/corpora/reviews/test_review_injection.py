@@ -79,13 +79,14 @@ def test_rule_edits_keep_format_and_change_value():
     e = "We compare BERT with SpAdapt on GLUE in terms of accuracy."
     cands = entity_candidates(e, PAPER)
     assert [(e[c.start : c.end], c.kind) for c in cands] == [
-        ("BERT", "encoder_model"), ("SpAdapt", "paper_method"), ("GLUE", "nlu_dataset"), ("accuracy", "metric")]  # fmt: skip
+        ("BERT", "encoder_model"), ("SpAdapt", "paper_method"), ("GLUE", "nlu_dataset"), ("accuracy", "classification_metric")]  # fmt: skip
     # a swap prefers a name of the same class that the paper mentions and the sentence does not
     assert rule_edit("entity", e, cands[0], rng, PAPER).replacement == "RoBERTa"
     assert rule_edit("entity", e, cands[2], rng, PAPER).replacement == "MNLI"  # a dataset of the same task
     assert rule_edit("entity", e, cands[1], rng, PAPER).replacement == "LoRA"
     # metric names: a lower-case one may be capitalised, an acronym must match exactly ("map" is a verb)
-    assert [c.kind for c in entity_candidates("Accuracy and mAP differ by 2 points.")] == ["metric", "metric"]
+    assert [c.kind for c in entity_candidates("Accuracy and mAP differ by 2 points.")] == [
+        "classification_metric", "vision_metric"]  # fmt: skip
     # a lower-case metric word where nothing is measured is a common noun, not an entity
     assert entity_candidates("The trade-off between interpretability and accuracy is discussed.") == []
     assert entity_candidates("LLMs learn to map words to concepts on a GPU.", "GPU GPU GPU AND AND AND") == []

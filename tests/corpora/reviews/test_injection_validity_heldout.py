@@ -1,0 +1,211 @@
+"""Injection validity on reviews the rules were never tuned on (issue 22's "Must show").
+
+PeerRead ICLR 2017 reviews (allenai/PeerRead, `bench/peerread_to_jsonl.py`), built with two copies;
+every distinct injection read and labelled by hand, with a reason
+(`data/injection_validity_labels_heldout.jsonl`: each row carries its sentence before and after, its
+batch and the seeds whose build produced it). Three rounds, each measured on reviews its rules had
+not seen: batch 1 (40 reviews, 13 papers) under the integration branch's rules, then fixed; batch 2
+(9 reviews) under those fixes, then fixed again; batch 3 (10 reviews) under the second fixes, then
+fixed a third time; batch 4 (9 reviews) under the third fixes, then fixed a fourth time. The corpus is not in CI, so the labels file is checked for integrity and for the
+figures the README gives; the defects each round exposed are pinned below by the review sentences
+that showed them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from corpora.reviews.rule_injectors import (
+    entity_candidates,
+    new_number,
+    number_candidates,
+    rule_edit,
+    temporal_candidates,
+)
+from corpora.reviews.screening import rule_places
+from corpora.reviews.segmentation import sentence_spans
+from corpora.reviews.taxonomy import review_taxonomy
+from corpora.reviews.validity import load_validity_labels
+
+HELDOUT = Path(__file__).parent / "data" / "injection_validity_labels_heldout.jsonl"
+
+
+def _numbers(s: str, paper: str = "") -> list[str]:
+    return [s[c.start : c.end] for c in number_candidates(s, paper)]
+
+
+def _validity(rows: list[dict], seeds_field: str, batch: int) -> dict[str, tuple[int, int]]:
+    valid, total = Counter(), Counter()
+    for r in rows:
+        if r[seeds_field] and r["batch"] == batch:
+            total[r["anchor"]] += 1
+            valid[r["anchor"]] += r["valid"]
+    return {a: (valid[a], total[a]) for a in sorted(total)}
+
+
+def test_heldout_labels_are_complete_and_give_the_documented_figures():
+    labels = load_validity_labels(HELDOUT)  # each row parses, no label contradicts another
+    rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines()]
+    assert len(labels) == len(rows) >= 240
+    assert all(r["held_out"] and r["source"] == "peerread_iclr2017" for r in rows)
+    assert all(r["reason"].strip() and r["sentence_before"] != r["sentence_after"] for r in rows)
+    assert all(r["original"] in r["sentence_before"] and r["injected"] in r["sentence_after"] for r in rows)
+    # each was produced: before the fixes, after them, by a build between, or by the held-out build
+    assert all(r["seeds_before_fix"] or r["seeds_after_fix"] or r["seeds_interim"] or r["seeds_heldout"] for r in rows)
+    # measured on reviews the rules had not seen: batch 1 under the integration branch's rules (seeds
+    # 0-2), batch 2 under the first fixes, batch 3 under the second, batch 4 under the third (seeds 0-4)
+    assert _validity(rows, "seeds_before_fix", 1) == {"Entity": (12, 26), "Number": (46, 83), "Temporal": (7, 17)}
+    assert _validity(rows, "seeds_heldout", 2) == {"Number": (0, 16)}
+    assert _validity(rows, "seeds_heldout", 3) == {"Entity": (12, 14), "Number": (15, 26)}
+    assert _validity(rows, "seeds_heldout", 4) == {"Entity": (3, 5), "Number": (17, 25)}
+    # after all fixes (no longer held out: the fixes were made on these reviews)
+    assert _validity(rows, "seeds_after_fix", 1) == {"Entity": (20, 20), "Number": (50, 51), "Temporal": (5, 5)}
+    assert _validity(rows, "seeds_after_fix", 2) == {}  # nothing left to inject in those 9 reviews
+    assert _validity(rows, "seeds_after_fix", 3) == {"Entity": (12, 12), "Number": (15, 17)}
+    assert _validity(rows, "seeds_after_fix", 4) == {"Entity": (4, 4), "Number": (20, 20)}
+
+
+def test_identifiers_after_a_label_are_not_values():
+    for s in ("Theorems 2.4-2.6 are novel and introduces mathematical techniques are interesting.",
+              "- Corollary 2.1, ``assumptions of Theorem 1.3''.",
+              "The tasks 1-5 are also completely deterministic, which means evaluating performance on these tasks "
+              "won't measure the ability of the models to handle noisy and ambiguous interactions.",
+              "Proposed architecture allows one to learn this sequence of graphs, although in the experiment, this "
+              "task (Rule 30) was far from solved."):  # fmt: skip
+        assert _numbers(s) == [], s
+    s = '- In 4.2: "The left side shows the average performance curves of the top 5 agents for all three methods"'
+    assert _numbers(s) == ["5", "three"]
+
+
+def test_numbers_inside_names_and_enumerations_are_not_values():
+    assert _numbers("Q is a matrix whose induced 2-norm is its largest singular value.") == []
+    assert _numbers("The graph has special nodes 0/1 representing the values.") == []
+    jpeg = "However, the results are a visible improvement over JPEG 2000, and I don't know of any other learned encoding."
+    assert _numbers(jpeg) == [] and temporal_candidates(jpeg) == []
+    venue = "Most of the paper is a riff on the paper on Neural Programmer Interpreters from ICLR 2016."
+    assert _numbers(venue) == ["2016"] and [venue[c.start : c.end] for c in temporal_candidates(venue)] == ["2016"]
+    s = ("to satisfy the two main desiderata of few shot learning (1- quick acquisition of new knowledge, 2- slower "
+         "extraction of general transferable knowledge) on 1- and 5-shot learning")  # fmt: skip
+    assert _numbers(s) == ["two", "1", "5"]
+
+
+def test_citation_years_only_for_works_the_paper_names():
+    s = "In fact, this is what Liu et al (2016) do for Twitter."
+    assert _numbers(s, "We build a dialog testbed.") == [] and temporal_candidates(s, "We build a dialog testbed.") == []
+    assert _numbers(s, "As Liu et al. (2016) show, ...") == ["2016"]
+    thesis = "- Samy Bengio PhD thesis (1989) is all about this ;-)"
+    assert _numbers(thesis, "We propose an LSTM meta-learner.") == []
+    assert _numbers(s) == ["2016"]  # without the paper's text the rule cannot tell, and leaves the year open
+
+
+def test_a_count_of_several_never_becomes_one():
+    assert all(new_number("2", random.Random(seed)) != "1" for seed in range(200))
+    assert {new_number("3", random.Random(seed)) for seed in range(200)} >= {"2", "4"}
+
+
+def _swaps(s: str, paper: str = "", seeds: int = 40) -> set[str]:
+    out = set()
+    for seed in range(seeds):
+        for c in entity_candidates(s, paper):
+            out.add(rule_edit("entity", s, c, random.Random(seed), paper).apply(s)[c.start :].split()[0:2][-1])
+    return out
+
+
+def test_a_kind_is_never_swapped_for_its_hypernym():
+    s = "A auto-regressive two-layer LSTM is used as a controller and critic."
+    news = {rule_edit("entity", s, c, random.Random(seed)).replacement for seed in range(40) for c in entity_candidates(s)}
+    assert news and not news & {"RNN", "BiLSTM"}, news
+    s = "This paper proposed to use RL and RNN to design the architecture of networks for specific tasks."
+    news = {rule_edit("entity", s, c, random.Random(seed)).replacement for seed in range(40) for c in entity_candidates(s)}
+    assert news == {"Transformer"}, news
+
+
+def test_a_metric_keeps_its_task_unless_the_paper_reports_the_other():
+    s = ("- in section 3 authors claim that networks with higher accuracy have a higher spatial correlation between "
+         "the object and the attention map.")  # fmt: skip
+    news = {rule_edit("entity", s, c, random.Random(seed)).replacement for seed in range(60) for c in entity_candidates(s)}
+    assert news and news <= {"F1", "AUC", "recall"}, news
+    p = "The combination of perplexity with OOD scores is shown in 2 settings."
+    assert entity_candidates(p, "We study language models.") == []  # nothing of its task to swap it for
+    cands = entity_candidates(p, "We report perplexity and accuracy.")
+    assert [rule_edit("entity", p, c, random.Random(0), "We report perplexity and accuracy.").replacement
+            for c in cands] == ["accuracy"]  # fmt: skip
+
+
+def test_a_lettered_series_is_not_a_model_name():
+    s = ("I was initially puzzled that the accuracy for subtask T3 (0.0) was much lower that the accuracy for the "
+         "full dialog T5 (19.7), until the authors pointed me to the tasks definitions.")  # fmt: skip
+    assert "T5" not in {s[c.start : c.end] for c in entity_candidates(s)}
+    model = "We fine-tune T5 on the data with 3 seeds."
+    assert "T5" in {model[c.start : c.end] for c in entity_candidates(model)}
+
+
+def test_the_article_follows_the_new_name():
+    s = ("- The paper offers several practical insights about how to design and train an LSTM meta-learner, which "
+         "should make it easier for others to replicate this work.")  # fmt: skip
+    for seed in range(20):
+        for c in entity_candidates(s):
+            after = rule_edit("entity", s, c, random.Random(seed)).apply(s)
+            assert "an Transformer" not in after and "an GRU" not in after, after
+    t = "- There are comparisons of DFP with DSR (a recent similar approach from Kulkarni et al., 2016)."
+    recency = [c for c in temporal_candidates(t, "Kulkarni") if c.kind == "recency"]
+    edit = rule_edit("temporal", t, recency[0], random.Random(0))
+    assert (t[edit.start : edit.end], edit.replacement) == ("a recent", "an early")
+
+
+def test_hypotheticals_the_reviewers_rating_and_revision_history_are_closed():
+    taxonomy = review_taxonomy()
+    entity, number, temporal = (taxonomy.anchor(a) for a in ("Entity", "Number", "Temporal"))
+    s = ("For example, a larger input domain (as one of the reviewers also mentions) is MNIST digits and we can "
+         "imagine a problem where the NPI must infer how to sort MNIST digits from highest to lowest.")  # fmt: skip
+    assert rule_places(entity, s) == []
+    assert rule_places(number, "If such a baseline is included, I will increase my rating to 8.") == []
+    s = ("Clarity is a major issue, but from an initial version that was constructive, the author proposed a hugely "
+         "improved later version.")  # fmt: skip
+    assert rule_places(temporal, s) == []
+
+
+def test_an_abbreviation_before_a_number_does_not_end_the_sentence():
+    text = ("- The text around eq. 2 refers to the loss L_PC but that term is not defined and is not (explicitly) "
+            "in eq. 2\n- Please explain what Clip means. See Fig. 3 for it.")  # fmt: skip
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "- The text around eq. 2 refers to the loss L_PC but that term is not defined and is not (explicitly) in eq. 2",
+        "- Please explain what Clip means.", "See Fig. 3 for it."]  # fmt: skip
+
+
+def test_second_round_subscripts_fellow_reviewers_and_rating_edits():
+    taxonomy = review_taxonomy()
+    number = taxonomy.anchor("Number")
+    assert _numbers("+ The paper does a good job of exploring different ways to predict next frame features (y_{t+1}).") == []
+    assert _numbers("This enables a more elegant FQI approach than schemes which (c_t + \\gamma min_u Q_{t+1}) fixed.") == []
+    assert _numbers("I agree with reviewer 2 on the interesting part of the paper.") == []
+    assert rule_places(number, "*Edited the score 6->7.") == []
+    assert _numbers("The language-based methods require only O(N) human judgments compared to O(N^2).") == ["2"]
+
+
+def test_third_round_sections_in_parentheses_self_counts_and_spelling_variants():
+    s = ("The experiments are conducted in MuJoCo, with a set of experiments being from the state of the "
+         "joints/links (5.2/5.3) and a set of experiments on the pixels (5.4).")  # fmt: skip
+    assert _numbers(s) == []
+    assert _numbers("the accuracy for subtask T3 (0.0) was much lower than for T5 (19.7)") == ["0.0", "19.7"]
+    assert _numbers("These are two interesting hypotheses, however I don't see that they have been verified.") == []
+    s = "- Impressively retains accuracy on popular models on ImageNet and Cifar10"
+    for seed in range(40):
+        for c in entity_candidates(s):
+            after = rule_edit("entity", s, c, random.Random(seed)).apply(s)
+            assert "CIFAR-10 and Cifar10" not in after, after
+
+
+def test_fourth_round_formula_numbers_names_and_articles_of_numbers():
+    s = "While I see the former holds due to equality in 2.20, the latter is related via a bound in 2.21."
+    assert _numbers(s) == []
+    assert _numbers("This is due to the nonconvexity of the constraint 2.80 (quadratic equality).") == []
+    s = "This work is quite similar to Spatial Transformer Networks (Jaderberg 2015), but the lattice is learned."
+    assert entity_candidates(s) == []
+    s = "This is an 18 page paper plus appendix which presents a mathematical derivation."
+    for seed in range(20):
+        after = rule_edit("number", s, number_candidates(s)[0], random.Random(seed)).apply(s)
+        assert after.startswith(("This is a ", "This is an 8 ", "This is an 11 ")), after
