@@ -105,23 +105,23 @@ def _sentence(paper: LatexPaper, file: str, a: int, b: int) -> tuple[int, int]:
 
 def _word_key(word: str) -> str:
     w = word.lower()
-    return w[:-1] if len(w) > 3 and w.endswith("s") else w
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def _number_context(text: str, start: int, end: int) -> tuple[str | None, str | None]:
+def _number_context(text: str, start: int, end: int) -> tuple[str | None, frozenset[str]]:
     """What a printed number is said of: the word or symbol it is assigned to ("$K=16$": K) and the
-    word it counts ("11 events": event); None where only filler words are near."""
+    first two words after it, which name what it counts ("24 simulated runs": simulated, run)."""
     before = [t for t in re.findall(r"\\?[A-Za-z]+", text[max(0, start - 30) : start]) if t.lower() not in _NOT_CONTEXT]
-    after = [t for t in re.findall(r"\\?[A-Za-z]+", text[end : end + 30]) if t.lower() not in _NOT_CONTEXT]
-    return (_word_key(before[-1]) if before else None, _word_key(after[0]) if after else None)
+    after = [t for t in re.findall(r"\\?[A-Za-z]+", text[end : end + 40]) if t.lower() not in _NOT_CONTEXT]
+    return (_word_key(before[-1]) if before else None, frozenset(_word_key(w) for w in after[:2]))
 
 
-def _same_quantity(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
-    return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
+def _same_quantity(a: tuple[str | None, frozenset[str]], b: tuple[str | None, frozenset[str]]) -> bool:
+    return (a[0] is not None and a[0] == b[0]) or bool(a[1] & b[1])
 
 
 def _stated_elsewhere(paper: LatexPaper, token: str, file: str, s: int, e: int,
-                      said_of: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
+                      said_of: tuple[str | None, frozenset[str]] | None = None) -> bool:  # fmt: skip
     """Whether the number `token` is printed anywhere in the paper's prose or maths outside file[s:e]
     (with `said_of`: only an occurrence said of the same thing, see `_number_context`, counts)."""
     pattern = re.compile(r"(?<![\d.,])" + re.escape(token) + r"(?![\d]|[.,]\d)")
@@ -258,6 +258,6 @@ def label_mismatch(paper: LatexPaper, proposal: Proposal, subtype: SubType) -> s
     if (subtype.name in ("sample_size_disagreement", "repeated_constant_drift") and _significant(number) < 3
             and not _stated_elsewhere(paper, number, proposal.file, t0, t1, said_of)
             and not _repeated_in(text, number, s, e, t0)):  # fmt: skip
-        return (f"changed number {number!r} ({' '.join(w for w in said_of if w) or 'said of nothing'}) is repeated "
-                "only for other things: nothing disagrees")  # fmt: skip
+        said = " ".join([said_of[0] or "", *sorted(said_of[1])]).strip() or "said of nothing"
+        return f"changed number {number!r} ({said}) is repeated only for other things: nothing disagrees"
     return None
