@@ -131,6 +131,9 @@ def _top_level_equals(content: str) -> list[int]:
     return [i for i, c in enumerate(content) if c == "=" and depth[i] == 0 and not inside(i, regions)]
 
 
+_ARG_RE = re.compile(r"\\arg\s*\\?(?:min|max)|\\argm(?:in|ax)|\\operatorname\*?\{arg\s*(?:min|max)\}")
+
+
 def spurious_prefactor(paper: LatexPaper) -> list[Proposal]:
     out: list[Proposal] = []
     for span, content in _equations(paper):
@@ -148,8 +151,8 @@ def spurious_prefactor(paper: LatexPaper) -> list[Proposal]:
                     _add(out, proposal(paper, span.file, span.start + rhs_start, span.start + close + 1, "",
                                        "normalisation prefactor dropped"))  # fmt: skip
                 continue
-            if rhs.startswith(("\\{", "\\left\\{", "\\lbrace")):
-                continue  # a set (builder) has no prefactor
+            if rhs.startswith(("\\{", "\\left\\{", "\\lbrace")) or _ARG_RE.search(rhs):
+                continue  # a set (builder) or an argmin (an object, not a value) has no prefactor
             plain = not [j for j in binary_operators(rhs) if j > 0]
             if plain and rhs[0] in "+-":
                 # "-\\frac{64}{5}..." gets its 1/2 after the sign, else "1/2 - x" adds a constant (issue 21)
@@ -181,8 +184,8 @@ def dimensional_absurdity(paper: LatexPaper) -> list[Proposal]:
         # the term goes before the sentence's punctuation ("L(s),\\quad for each c": not after the comma)
         while rhs and rhs[-1] in ",.;" and not rhs.endswith("\\" + rhs[-1]):
             rhs = rhs[:-1].rstrip()
-        if not rhs.strip() or "\\circ" in rhs:
-            continue  # a composition of functions (f = f_2 \\circ f_1) is no quantity with dimensions
+        if not rhs.strip() or "\\circ" in rhs or _ARG_RE.search(rhs) or rhs.lstrip().startswith(("\\{", "\\left\\{")):
+            continue  # a composition of functions (f = f_2 \\circ f_1), an argmin, a set: no quantity with dimensions
         pos = i + 1 + len(rhs)
         new = f" + \\left({lhs}\\right)^{{2}}"
         _add(out, proposal(paper, span.file, span.start + pos, span.start + pos, new,

@@ -111,6 +111,7 @@ _RATIO_RE = re.compile(r"\\%|\b(?:percent|times|(?:\w+-)?fold|(?:two|three|four|
 # multiple, a ratio. A bare "an error below 3%" relates the 3 to nothing else in the sentence.
 _RELATION_RE = re.compile(r"(?:\\%|percent)\s*(?:of|out of)\b|\bout of\b|\b(?:times|(?:\w+-)?fold|fractions?|ratios?|"
                           r"speed-?ups?|factors?)\b", re.I)
+_RATIO_VALUE_BEFORE_RE = re.compile(r"(?i)\b(?:ratios?|factors?|fractions?|speed-?ups?)\s+(?:of\s+)?(?:about\s+|~)?\$?\s*$")
 _NAMED_RATIO_RE = re.compile(r"(?i)\b(?:aspect|signal-to-noise|mass|axis|odds|likelihood|compression)[\s-]+ratios?\b")
 
 
@@ -131,6 +132,8 @@ def percent_of_break(paper: LatexPaper) -> list[Proposal]:
             after = text[n.span.end : n.span.end + 8]
             if re.match(r"\s*(\\%|%|percent|times|-?fold|\\times)", after) or as_float(n.text) == 0:
                 continue
+            if _RATIO_VALUE_BEFORE_RE.search(text[max(0, n.span.start - 30) : n.span.start]):
+                continue  # "a constant ratio of 1.2" is the ratio itself, no quantity it relates
             new = format_like(as_float(n.text) * 1.5, n.text)
             if new == n.text:
                 continue

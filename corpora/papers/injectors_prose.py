@@ -43,8 +43,8 @@ def _cased(word: str, new: str) -> str:
 
 def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower_only: bool = False,
                 fit: Callable[[str, int, int, str], str | None] | None = None) -> list[Proposal]:  # fmt: skip
-    """Swap words of `table` inside the given (file, start, end) prose spans (`fit(masked, start, end,
-    word)`: the replacement in that place, or None to leave the word)."""
+    """Swap words of `table` inside the given (file, start, end) prose spans (`fit(text, start, end,
+    word)`: the replacement in that place of the file's text, or None to leave the word)."""
     pattern = re.compile(r"(?<![\\\w'-])(" + "|".join(sorted(table, key=len, reverse=True)) + r")(?![\w'-])", re.I)
     out: list[Proposal] = []
     seen: set[tuple[str, int]] = set()
@@ -60,7 +60,7 @@ def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower
             new = table[word.lower()]
             if word.lower() == "lower":
                 new = "upper" if masked[m.end() : m.end() + 8].strip().startswith(("bound", "limit")) else "higher"
-            if fit is not None and (new := fit(masked, m.start(), m.end(), word.lower())) is None:
+            if fit is not None and (new := fit(paper.files[file], m.start(), m.end(), word.lower())) is None:
                 continue
             new = _cased(word, new)
             p = proposal(paper, file, m.start(), m.end(), new, f"{why} ('{word}' -> '{new}')")
@@ -194,11 +194,11 @@ _LEGEND_BEFORE_RE = re.compile(r"(?i)(?:^|[\s{(])(?:\*|\$[^$]{0,20}\$|\\dagger|b
                                r"asterisks?|boxes|box|bars?|regions?|shading|points?|dots?|crosses|circles))\s+$")
 
 
-def _hedge_fit(masked: str, start: int, end: int, word: str) -> str | None:
+def _hedge_fit(text: str, start: int, end: int, word: str) -> str | None:
     """The replacement for hedge `word` at masked[start:end], or None where the swap overstates
     nothing or breaks the sentence: 'the likely structure' (an adjective), 'approximately 1.2
     million' (a rounded number called exact), '* indicates a model' (a legend), a `quoted' phrase."""
-    before, after = masked[max(0, start - 200) : start], masked[end : end + 30]
+    before, after = text[max(0, start - 200) : start], text[end : end + 30]
     if word in ("approximately", "roughly") and _NUMBER_AFTER_RE.match(after):
         return None
     if word in ("indicates", "indicate", "suggests", "suggest") and _LEGEND_BEFORE_RE.search(before[-40:]):
@@ -214,7 +214,7 @@ def _hedge_fit(masked: str, start: int, end: int, word: str) -> str | None:
     return _HEDGES[word]
 
 
-_OWN_CLAIM_RE = re.compile(r"(?i)\b(?:we|our|us|this (?:work|paper|study|article|method|approach)|the proposed)\b")
+_OWN_CLAIM_RE = re.compile(r"(?i)\b(?:we|our|us|this (?:work|paper|study|article)|(?:the|this) (?:proposed )?(?:method|approach|model|algorithm|procedure)|the proposed)\b")
 
 
 def cited_hedge_drop(paper: LatexPaper) -> list[Proposal]:
@@ -222,9 +222,16 @@ def cited_hedge_drop(paper: LatexPaper) -> list[Proposal]:
                        fit=_hedge_fit)  # fmt: skip
 
 
+def _qualifier_fit(text: str, start: int, end: int, word: str) -> str | None:
+    """None where the qualifier is a verb ("kernels can approximate any covariance"): "can exact" is no qualifier."""
+    if re.search(r"(?i)\b(?:to|can|could|may|might|will|would|should|must)\s+$", text[max(0, start - 20) : start]):
+        return None
+    return _QUALIFIERS[word]
+
+
 def cited_qualifier_swap(paper: LatexPaper) -> list[Proposal]:
     return _word_swaps(paper, _QUALIFIERS, _cite_spans(paper), "methodological qualifier of the cited work changed",
-                       lower_only=True)
+                       lower_only=True, fit=_qualifier_fit)  # fmt: skip
 
 
 def hedge_to_certainty(paper: LatexPaper) -> list[Proposal]:

@@ -49,9 +49,9 @@ _TOTAL_CELL_RE = re.compile(r"(?im)(?:^|\\\\|&)\s*(?:\\[A-Za-z]+\s*\{)*\s*(?:tot
 # A sentence that continues a cited one with the cited work as its subject.
 _ANAPHORA_RE = re.compile(r"(?:They|Their|These authors|The authors|Those authors)\b")
 # Where a sentence's clause ends: ';' or ':', or a comma that opens a new clause (a relative or
-# participle clause, an apposition): ", producing a catalog ... \citep{}" cites the catalog, not
-# the observations before the comma.
-_CLAUSE_BREAK_RE = re.compile(r"[;:](?=\s)|,\s+(?=(?:which|while|whilst|whereas|also|but|[a-z]+ing)\b)")
+# participle or "as" clause): ", producing a catalog ... \citep{}" cites the catalog, not the
+# observations before the comma; ", as measured in \citep{}" cites the measurement, not the model.
+_CLAUSE_BREAK_RE = re.compile(r"[;:](?=\s)|,\s+(?=(?:which|while|whilst|whereas|also|but|as|[a-z]+ing)\b)")
 # A citation that is the sentence's subject ("\citet{X} used ...", "\cite{X} used ..." opening it).
 _TEXTUAL_CITE_RE = re.compile(r"\\(?:[cC]itet|[cC]iteauthor|citealt|[tT]extcite)\b")
 _FACTOR_BEFORE_RE = re.compile(r"(?i)factors?\s+(?:of\s+)?(?:~|about\s+|roughly\s+|approximately\s+)?$")
