@@ -10,7 +10,7 @@ quote matching alone (no judge panel) and prints, per system (reviewers and the 
 detection rate over decided injections with its paper-bootstrap 95% CI, the rate over all
 injections, the over-long / token-only quote counts and the audit's validity.
 
-    python bench/bench_paper_adversaries.py [--papers N] [--cache DIR]
+    python bench/bench_paper_adversaries.py [--papers N] [--papers-dir DIR] [--cache DIR]
     # the same reviews scored by another checkout's code (e.g. before a change):
     BENCH_CODE_ROOT=/path/to/other/checkout python bench/bench_paper_adversaries.py
 """
@@ -64,16 +64,19 @@ def adversarial_reviews(items: list[Item], folder: Path, kind: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=None, help="first N shared papers (default: all)")
+    parser.add_argument("--papers-dir", type=Path, default=PAPERS,
+                        help="folder of paper folders, e.g. held-out papers (default: the shared papers)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "scrutineer-bench-adversaries"))
     args = parser.parse_args()
-    dirs = sorted(p for p in PAPERS.iterdir() if p.is_dir())[: args.papers]
+    dirs = sorted(p for p in args.papers_dir.iterdir() if p.is_dir())[: args.papers]
     corpus = build_paper_audit_corpus(dirs, SEED, check_compile=False)
     truths = {r["item_id"]: json.loads(r["extra_json"]) for r in corpus.truth.to_pylist()}
     items = [Item.from_row(r) for r in corpus.items.to_pylist() if not truths[r["item_id"]].get("clean")]
     n_inj = sum(len(truths[i.item_id]["injections"]) for i in items)
     print(f"code: {os.environ.get('BENCH_CODE_ROOT') or ROOT}; {len(dirs)} papers, {len(items)} injected copies, "
           f"{n_inj} injections", flush=True)
-    cache = Path(args.cache) / f"papers{len(dirs)}"
+    # the cache is keyed by the papers folder too: held-out papers never read the shared papers' reviews
+    cache = Path(args.cache) / f"{args.papers_dir.resolve().name}-papers{len(dirs)}"
     cache.mkdir(parents=True, exist_ok=True)
     mech_path = cache / "mechanical.parquet"
     if not mech_path.exists():

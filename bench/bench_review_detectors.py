@@ -12,11 +12,15 @@ Configurations, one JSON row each, one worker = one System instance in one proce
    8 calls in flight (a review's sentences are judged one after another, so in-flight calls
    come from different reviews; the 0.5 s runs take 2 x in-flight reviews): reviews/hour/worker; the 0 s, 8-in-flight run over all 60 reviews is the
    full track (detector + scoring) wall time.
-2. `review_nli` with the bundled SmolLM2-135M on llama.cpp, CPU, 1 thread, first SMOL_REVIEWS reviews.
+2. `review_nli` with the bundled SmolLM2-135M on llama.cpp, CPU, 1 thread, first SMOL_REVIEWS reviews,
+   one sentence per call (as before issue 22) and batched (8 sentences per call, the default); and
+   the same two on the bundled sample (corpora/samples/reviews_sample.jsonl, 8 reviews, 30 sentences:
+   `--nli-sample` runs only these, no shared data needed).
 3. `review_lexical` over all 60 reviews plus `score_segments`.
 
     python bench/bench_review_detectors.py            # fixed parameters
     python bench/bench_review_detectors.py --quick    # fewer reviews (smoke)
+    python bench/bench_review_detectors.py --nli-sample   # the NLI before/after on the bundled sample
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import math
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,22 +104,31 @@ def bench_replay(copies, truths, reviewer_of, latency: float, in_flight: int) ->
     return row("replay_judge_cot", copies, wall, **extra)
 
 
-def bench_smollm2(copies, truths, reviewer_of) -> dict:
+def bench_smollm2(copies, truths, reviewer_of, sentences_per_call: int = 8, config: str = "smollm2_nli_cpu_1thread") -> dict:
     from clients.llm_llamacpp import LlamaCppBackend, smollm2_path
 
     backend = LlamaCppBackend(smollm2_path(), model_id="smollm2-135m-instruct", n_ctx=2048, n_threads=1)
     ctx = RunContext("bench", "2026-09-10", cache_dir=None, services=RunServices("test", "", llm=LLMServices(backends={"smollm2": backend})))
-    system = build_system(SystemSpec("review_nli"))
+    system = build_system(SystemSpec("review_nli", {"sentences_per_call": sentences_per_call}))
     first = copies[0].to_payload()
     warm = Item("warm", "review", "warm", None, first | {"sentences": first["sentences"][:1]})
     asyncio.run(system.run([warm], ctx))  # loads the model before the clock starts
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     outputs = asyncio.run(system.run(items_of(copies), ctx))
     wall = time.perf_counter() - started
+    cpu_s = time.process_time() - cpu  # llama.cpp runs in this process: its CPU time, not the machine's load
     stats = system.parse_stats
-    return row("smollm2_nli_cpu_1thread", copies, wall, calls=sum(o.api_calls for o in outputs),
-               parse_failures=stats.failed, parse_attempts=stats.attempted,
-               **segment_summary(copies, truths, reviewer_of, outputs))  # fmt: skip
+    extra = segment_summary(copies, truths, reviewer_of, outputs) if truths else {}
+    return row(config, copies, wall, sentences_per_call=sentences_per_call, cpu_s=round(cpu_s, 2),
+               reviews_per_cpu_hour=round(len(copies) / cpu_s * 3600, 1), calls=sum(o.api_calls for o in outputs),
+               tokens_in=sum(o.tokens_in or 0 for o in outputs), parse_failures=stats.failed,
+               parse_attempts=stats.attempted, labels=dict(Counter(o.label or o.error_kind for o in outputs)), **extra)  # fmt: skip
+
+
+def bench_nli_sample() -> list[dict]:
+    """The NLI baseline on the bundled sample, one sentence per call and batched."""
+    copies = [s.copy for s in ingest.load_reviews(ROOT / "corpora" / "samples" / "reviews_sample.jsonl", "jsonl").reviews]
+    return [bench_smollm2(copies, [], {}, n, f"smollm2_nli_sample_{n}_per_call") for n in (1, 8)]
 
 
 def bench_lexical(copies, truths, reviewer_of) -> dict:
@@ -130,7 +144,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6 reviews for the replay runs")
     parser.add_argument("--smol-reviews", type=int, default=SMOL_REVIEWS)
+    parser.add_argument("--nli-sample", action="store_true", help="only the NLI before/after on the bundled sample")
     args = parser.parse_args()
+    if args.nli_sample:
+        for result in bench_nli_sample():
+            emit(result)
+        return
     copies, truths, reviewer_of = load_reviewcritique(DATA)
     replay = copies[:6] if args.quick else copies
     emit(bench_lexical(copies, truths, reviewer_of))
@@ -139,7 +158,10 @@ def main() -> None:
         subset = replay if latency == 0.0 else replay[: 2 * in_flight]
         emit(bench_replay(subset, truths if subset is copies else [], reviewer_of, latency, in_flight))
     if args.smol_reviews > 0:
-        emit(bench_smollm2(copies[: args.smol_reviews], truths, reviewer_of))
+        for n in (1, 8):
+            emit(bench_smollm2(copies[: args.smol_reviews], truths, reviewer_of, n, f"smollm2_nli_cpu_1thread_{n}_per_call"))
+        for result in bench_nli_sample():
+            emit(result)
 
 
 def emit(result: dict) -> None:

@@ -82,6 +82,8 @@ class Parser(CalculusMixin):
             raise CheckInputError(f"syntax must be 'latex' or 'plain', got {syntax!r}")
         self.syntax = syntax
         self.tokens = normalise(tokenize(text, syntax)) if syntax == "latex" else tokenize(text, syntax)
+        if colon := next((t for t in self.tokens if t.kind == "op" and t.text == ":"), None):
+            raise UnsureParse(f"a ':' at {colon.pos} (a map, a set-builder or a ratio)")
         self.i = 0
         self.depth = 0
         self.functions = set(functions)
@@ -313,9 +315,18 @@ class Parser(CalculusMixin):
             inner = self.expr()
             if tok.text == "(" and self.peek().text == ",":
                 return self.vector(inner)
+            if self.peek().text == ",":  # `({r, \theta, \lambda})`, `[a, b]`: a list or an interval, not a value
+                raise UnsureParse(f"a list in {tok.text}...{'}' if tok.text == '{' else ']'} at {tok.pos}")
             if self.peek().text == ";":  # `g(\tau; S_0, Q)`: a parameter list, not a bracket of one value
                 raise UnsureParse(f"a ';' inside brackets at {self.peek().pos} (the arguments of a function)")
             self.expect({"(": ")", "[": "]", "{": "}"}[tok.text])
+            if tok.text == "{" and self.peek().text == "_" and self.syntax == "latex":
+                # `{w}_{n}`, `{c_k}_j` (what `\newcommand{\nth}[1]{{#1}_{n}}` expands to): a braced name
+                # takes the subscript; a braced expression with one is notation the parser does not know
+                if not isinstance(inner, sp.Symbol):
+                    raise UnsureParse(f"a subscript on a braced expression at {self.peek().pos}")
+                self.i += 1
+                return sp.Symbol(f"{inner.name}_{self.subscript_name()}")
             return inner
         if tok.kind == "op" and tok.text == "|" and not self.abs_open or tok.text in ("\\vert", "\\lvert"):
             self.abs_open = True
@@ -326,6 +337,8 @@ class Parser(CalculusMixin):
             return sp.Abs(inner)
         if tok.kind == "cmd" and tok.text == "\\{":
             inner = self.expr()
+            if self.peek().text != "\\}":  # `\{w_n, m_n\}`, `\{x : x > 0\}`: a set, not a bracket
+                raise UnsureParse(f"a set \\{{...\\}} at {tok.pos}")
             self.expect("\\}")
             return inner
         if tok.kind == "id":
@@ -497,10 +510,23 @@ class Parser(CalculusMixin):
         """The raw text of `{...}` after a name command (`\\mathrm{SFR}` -> `SFR`)."""
         self.expect("{")
         parts: list[str] = []
-        while not self.accept("}"):
+        level = 1
+        while True:
             tok = self.next()
-            if tok.kind in ("id", "num", "diff"):
+            if tok.kind == "op" and tok.text == "}":
+                level -= 1
+                if level == 0:
+                    break
+            elif tok.kind == "op" and tok.text == "{":
+                level += 1  # `\vec{\mathbf{B}}`: a name command inside a name is one name (issue 21, held out)
+            elif tok.kind == "op" and tok.text == "_" and parts:
+                parts.append("_")  # `\vec{\mathbf{b}_{j}}` is vec_b_j
+            elif tok.kind in ("id", "num", "diff"):
                 parts.append(tok.text)
+            elif tok.kind == "cmd" and tok.text[1:] in NAME_COMMANDS and self.peek().text == "{":
+                continue  # the font of an inner name adds nothing to the symbol's name (as at the top level)
+            elif tok.kind == "cmd" and tok.text[1:] in ACCENTS and self.peek().text == "{":
+                parts.append(tok.text[1:] + "_")  # `\hat{\bar{x}}` is hat_bar_x, never hat_x
             elif tok.kind == "cmd" and tok.text[1:].isalpha():
                 parts.append(SYMBOL_COMMANDS.get(tok.text[1:], tok.text[1:]))
             else:

@@ -76,7 +76,8 @@ _COMMON = (
     r"|(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)|(?P<cmd>\\(?:[A-Za-z]+|[,;:! {}|\\]))"
 )
 _OPS = r"|(?P<op>\*\*|<=|>=|!=|:=|[-+*/^_=<>(){}\[\],|!'&~])"
-_LATEX_OPS = _OPS[:-2] + ";])"  # `;` separates arguments in paper notation (`f(0;0)`, issue 21)
+_LATEX_OPS = _OPS[:-2] + ";:])"  # `;` separates arguments in paper notation (`f(0;0)`, issue 21); `:` is read
+# so that the parser can call it unsure (`\inf_{\hat{Z}: X \mapsto R}`, `\{x : x > 0\}`), not bad input
 _TOKEN = {
     "latex": re.compile(_COMMON + r"|(?P<id>[A-Za-z])" + _LATEX_OPS),
     "plain": re.compile(_COMMON + r"|(?P<id>[A-Za-z][A-Za-z0-9_]*)" + _OPS),

@@ -369,7 +369,7 @@ def check_series(payload: dict[str, Any]) -> CheckResult:
     inp = MathInput(payload)
     try:
         series, closed = inp.expr(inp.field("series")), inp.expr(inp.field("equals"))
-    except UnsureParse as exc:
+    except (UnsureParse, UnknownCommand) as exc:  # a paper's own macro (`\\vc_i`): notation unread, as math.statement
         return CheckResult("math.series", "inconclusive", f"not parsed with confidence: {exc}", "sympy", {})
     if not series.has(sp.Sum, sp.Product):
         raise CheckInputError("series has no \\sum or \\prod")

@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                       equivalence=asdict(builder.verifier.stats))  # fmt: skip
         if builder.llm is not None:
             report["llm_injector"] = asdict(builder.llm.stats)
+        if builder.feasibility is not None:
+            report["feasibility"] = asdict(builder.feasibility.stats)
     if labels is not None:
         report["validity"] = {"labels": str(args.validity_labels), **validity_by_anchor(truths, labels)}
     write_jsonl(copies, truths, args.out / "items.jsonl", args.out / "truth.jsonl", name, args.split)

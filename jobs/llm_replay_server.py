@@ -5,7 +5,8 @@ A project tool, not a test stub: point any litellm model string at it (`openai/<
 the gateway behaves under a provider's limits and faults.
 
 Recordings are JSON lines `{"messages_hash": ..., "response": {"text", "model_id", "tokens_in",
-"tokens_out", "finish_reason", "tool_calls"}}` — the fields `LLMCache.entries()` gives for each
+"tokens_out", "finish_reason", "tool_calls"}}` (other keys are kept for readers; a line holding only
+`{"note": ...}` says where the answers come from) — the fields `LLMCache.entries()` gives for each
 cached answer, so a run's cache can be written out as a recording. A request is matched on the sha256 of its canonical `messages`;
 else on a rule line `{"match": {"contains": ..., "last_role": ...}, "response": ...}` (first rule
 whose conditions all hold for the last message: lets a recording script a tool-use dialogue);
@@ -305,11 +306,13 @@ def load_recordings(paths: list[str]) -> tuple[dict[str, dict[str, Any]], list[t
     recordings: dict[str, dict[str, Any]] = {}
     rules: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for path in paths:
-        for _, entry in read_jsonl(path):
+        for line, entry in read_jsonl(path):
             if "match" in entry:
                 rules.append((entry["match"], entry["response"]))
-            else:
+            elif "messages_hash" in entry:
                 recordings[entry["messages_hash"]] = entry["response"]
+            elif set(entry) != {"note"}:  # a `{"note": ...}` line says where the answers come from
+                raise ValueError(f"{path}:{line}: neither 'messages_hash' nor 'match' (nor a lone 'note')")
     return recordings, rules
 
 

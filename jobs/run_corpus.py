@@ -56,9 +56,9 @@ exit status:
   6  this driver lost the run to another driver (it was frozen, or cut off from storage, for longer than
      the lease's TTL, and the other took the lease over): it stopped handing out shards, no shard it had
      in flight landed after the takeover, and the message names the new owner, who carries the run on
-  7  AUDIT INVALID (paper audits): a control (null, random-quote, quote-everything, token-quotes or a
-     reviewer's shuffled reviews) reaches a reviewer's detection rate within its 95% CI, or the null control
-     detects more than 5% of its injections; everything is stored and the banner above the leaderboard,
+  7  AUDIT INVALID (audits that carry controls): a control (null, random-quote, quote-everything,
+     token-quotes or a system's shuffled outputs) reaches a system's detection rate within its 95% CI, or the
+     null control detects more than 5% of its injections; everything is stored and the banner above the leaderboard,
      run_summary.json (audit_validity) and MLflow (tag audit_validity) give the reasons. The figures must
      not be published as they are
 
@@ -471,7 +471,7 @@ def exit_status(outcome, summary) -> int:
         return EXIT_BUDGET
     if not outcome.complete or summary.withheld:
         return EXIT_INCOMPLETE
-    if getattr(summary, "audit_invalid_reasons", None):  # the controls refute the figures (issue 21)
+    if summary.audit_invalid_reasons:  # the controls refute the figures (issue 21)
         return EXIT_AUDIT_INVALID
     return EXIT_ERRORED_ITEMS if summary.errored_items else EXIT_OK
 

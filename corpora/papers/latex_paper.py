@@ -94,7 +94,9 @@ _CATALOGUE = (r"NGC|IC|UGC|PGC|KIC|KOI|TIC|TOI|EPIC|HD|HIP|HR|HAT-P|WASP|Kepler|
               r"|2MASS|WISE|Gaia|LHS|GJ|Gl|TYC|Abell|ACO|Mrk|Arp|NPR|arXiv|ar[Xx]iv|DOI|ISBN|ISSN|PRPI|CIFAR"
               r"|MNIST|COCO|VOC|GLUE|SQuAD|ResNet|VGG|GPT|BERT|Llama|LLaMA|T5|O[1-4]|GWTC|No|Nos|Nr|ID|grant|Grant"
               r"|GRANT|award|Award|contract|Contract|project|Project|survey|Survey|catalog|catalogue|Catalog|Catalogue"
-              r"|Vol|vol|Volume|volume|pp|Part")
+              r"|Vol|vol|Volume|volume|pp|Part"
+              # observing campaigns, sectors and quarters are numbered names (K2 Campaign 11, TESS Sector 14)
+              r"|Campaigns?|campaigns?|Sectors?|sectors?|Quarters?|quarters?")
 IDENTIFIER_NUMBER_RE = re.compile(
     rf"(?:\b(?:{_CATALOGUE})\.?[\s~:#-]*|(?<=[A-Za-z])-?|[A-Za-z]-(?=\d))"
     r"[JB]?\d[\d.,]*(?:[+-]\d+(?:\.\d+)?|/\d+)?[A-Za-z]?"

@@ -6,7 +6,8 @@ screening gives the anchors each sentence can take (`screening.screen_sentence`)
 copy gets `n` injections (`injections_per_copy`, drawn), each into a different sentence. An
 injection attempt draws an anchor among those some unused sentence can take, then a sentence, then
 a template: the anchor's rule injector when it has a place to edit (the leaf follows the edit),
-else the LLM injector with a leaf drawn from the anchor's leaves, after the feasibility check. A
+else the LLM injector with a leaf drawn from the anchor's leaves, after the feasibility check (a
+leaf Check_M refuses leaves the anchor's other leaves open for that sentence). A
 result equivalent to the original (`equivalence.EquivalenceVerifier`) is discarded, and so is an
 edit an earlier copy of the same review already holds (same sentence, same result): the copies of
 a review never repeat an injection, and a copy draws first among sentences no earlier copy edited. Up to
@@ -118,6 +119,10 @@ class _Pending:
     injector: str
 
 
+_LEAF_INFEASIBLE = "leaf infeasible"
+_FAILED = "failed"
+
+
 class ReviewInjectionBuilder:
     """Screening, feasibility, injection and verification for one corpus build."""
 
@@ -150,8 +155,10 @@ class ReviewInjectionBuilder:
             for a in anchors:
                 counts.add(a, "screened")
 
-    async def _attempt(self, copy: ReviewCopy, index: int, anchor: str, rng: random.Random,
-                       counts: InjectionCounts) -> _Pending | None:  # fmt: skip
+    async def _attempt(self, copy: ReviewCopy, index: int, anchor: str, rng: random.Random, counts: InjectionCounts,
+                       leaves_tried: set[str]) -> _Pending | str:  # fmt: skip
+        """The edit, or why there is none: `_LEAF_INFEASIBLE` (Check_M refused this leaf; another
+        leaf of the anchor may fit the sentence) or `_FAILED`."""
         sentence = copy.sentences[index]
         spec = self.taxonomy.anchor(anchor)
         places = rule_places(spec, sentence.text, copy.paper_text)
@@ -164,22 +171,25 @@ class ReviewInjectionBuilder:
             return _Pending(index, anchor, leaf, edit.apply(sentence.text), f"rule:{spec.rule_injector}")
         if self.llm is None:
             counts.add(anchor, "infeasible")
-            return None
-        leaf = rng.choice(leaves) if leaves else None
+            return _FAILED
+        open_leaves = [name for name in leaves if name not in leaves_tried]
+        leaf = rng.choice(open_leaves) if open_leaves else None
+        if leaf is not None:
+            leaves_tried.add(leaf)
         path = self.taxonomy.path_of(anchor, leaf)
         instruction = self.taxonomy.instruction(anchor, leaf)
         if self.feasibility is not None and not await self.feasibility.feasible(sentence.text, sentence.aspect, path, instruction):
             counts.add(anchor, "infeasible")
-            return None
+            return _LEAF_INFEASIBLE
         counts.add(anchor, "attempts")
         try:
             injected = await self.llm.inject(sentence.text, path, spec.description, instruction)
         except InjectionParseError:
             counts.add(anchor, "parse_failures")
-            return None
+            return _FAILED
         except InjectionRejected:
             counts.add(anchor, "rejected")
-            return None
+            return _FAILED
         return _Pending(index, anchor, leaf, injected, "llm")
 
     async def inject_copy(self, copy: ReviewCopy, screened: dict[int, tuple[str, ...]], n: int,
@@ -192,6 +202,7 @@ class ReviewInjectionBuilder:
         for _ in range(n):
             used = {p.sentence_index for p in done}
             tried: set[tuple[int, str]] = set()
+            leaves_tried: dict[tuple[int, str], set[str]] = {}
             for _attempt in range(self.config.max_attempts):
                 open_pairs = [(i, a) for i, anchors in sorted(screened.items()) if i not in used
                               for a in anchors if (i, a) not in tried]  # fmt: skip
@@ -201,9 +212,14 @@ class ReviewInjectionBuilder:
                     break
                 anchor = rng.choice(sorted({a for _, a in open_pairs}, key=self.anchors.index))
                 index = rng.choice([i for i, a in open_pairs if a == anchor])
-                tried.add((index, anchor))
-                pending = await self._attempt(copy, index, anchor, rng, counts)
-                if pending is None:
+                tried_here = leaves_tried.setdefault((index, anchor), set())
+                pending = await self._attempt(copy, index, anchor, rng, counts, tried_here)
+                # Check_M judges a template (sentence, leaf): when it refuses a leaf, the anchor's
+                # other leaves stay open for this sentence (HalluPeer algorithm 2 tries each template)
+                other_leaves = any(n.name not in tried_here for n in self.taxonomy.leaves(anchor))
+                if not (pending == _LEAF_INFEASIBLE and other_leaves):
+                    tried.add((index, anchor))
+                if not isinstance(pending, _Pending):
                     continue
                 if (index, pending.injected_sentence) in earlier:
                     counts.add(anchor, "duplicate")

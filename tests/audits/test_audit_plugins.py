@@ -173,20 +173,12 @@ def configured_with_plugins(path):
 
 @pytest.mark.integration  # a Ray run: the session's head
 def test_a_toy_audit_kind_runs_end_to_end_through_run_corpus(ray_head, tmp_path, monkeypatch, capsys):
-    import ray
-
-    from jobs.run_corpus import EXIT_OK, main
+    from jobs.run_corpus import EXIT_OK
     from storage.store import Store
+    from tests.helpers.run_job import run_corpus_on_head
 
-    monkeypatch.setenv("RAY_ADDRESS", ray_head.gcs_address)
-    monkeypatch.chdir(tmp_path)
-    for key, value in ray_head.env().items():
-        if key.startswith("RAY_") or key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    try:
-        rc = main(["--config", str(toy_config(tmp_path)), "--storage", str(tmp_path / "runs")])
-    finally:
-        ray.shutdown()
+    rc = run_corpus_on_head(ray_head, monkeypatch, ["--config", str(toy_config(tmp_path)), "--storage", str(tmp_path / "runs")],
+                            tmp_path)  # fmt: skip
     out = capsys.readouterr()
     assert rc == EXIT_OK, out.out[-3000:] + out.err[-3000:]
     assert "Toy audit: accuracy" in out.out

@@ -71,10 +71,9 @@ def test_inject_papers_goes_on_and_prints_the_failure(tmp_path, capsys):
 
 @pytest.mark.integration  # a Ray run: the session's head
 def test_a_config_with_one_broken_paper_folder_still_audits_the_others(ray_head, tmp_path, monkeypatch, capsys):
-    import ray
-
-    from jobs.run_corpus import EXIT_OK, main
+    from jobs.run_corpus import EXIT_OK
     from storage.store import Store
+    from tests.helpers.run_job import run_corpus_on_head
 
     no_main, partial = broken_folders(tmp_path)
     config = tmp_path / "papers.toml"
@@ -82,15 +81,7 @@ def test_a_config_with_one_broken_paper_folder_still_audits_the_others(ray_head,
                       'tracking_uri = "none"\n[corpus]\nname = "papers_with_a_broken_one"\n'
                       f'[papers]\npaths = ["{EXAMPLE}", "{no_main}", "{partial}"]\nseed = 7\ncheck_compile = false\n'
                       '[[systems]]\nname = "paper_reviewer_mechanical"\n', encoding="utf-8")  # fmt: skip
-    monkeypatch.setenv("RAY_ADDRESS", ray_head.gcs_address)
-    monkeypatch.chdir(tmp_path)
-    for key, value in ray_head.env().items():
-        if key.startswith("RAY_") or key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    try:
-        rc = main(["--config", str(config), "--storage", str(tmp_path / "runs")])
-    finally:
-        ray.shutdown()
+    rc = run_corpus_on_head(ray_head, monkeypatch, ["--config", str(config), "--storage", str(tmp_path / "runs")], tmp_path)
     out = capsys.readouterr()
     assert rc == EXIT_OK, out.out[-3000:] + out.err[-3000:]
     assert "[papers] papers: 3 (1 failed, 1 with missing input files)" in out.out

@@ -54,6 +54,11 @@ def check(tmp_path, body: str, original: str, injected: str, subtype: str) -> st
      "names a thing"),
     ("The data are part of survey 1038 of the agency.", "survey 1038", "survey 10380",
      "order_of_magnitude_mismatch", "names a thing"),
+    # an observing campaign, sector or quarter is a name (held out, rodluger/everest_paper: Campaign 11 -> 12)
+    ("Campaign 11 light curves display a similar excess in residual noise, as Campaign 11 data do.",
+     "Campaign 11 light", "Campaign 12 light", "repeated_constant_drift", "names a thing"),
+    ("We use TESS Sector~14 and Sector~14 again.", "Sector~14 and", "Sector~15 and", "repeated_constant_drift",
+     "names a thing"),
     # "batch size" in a table with no total is no table_row_total error
     ("\\begin{tabular}{cc}\nbatch size & 256 \\\\\nepochs & 205 \\\\\n\\end{tabular}\n", "& 256 \\\\", "& 255 \\\\",
      "table_row_total_mismatch", "no total"),

@@ -70,3 +70,28 @@ def run_job_in_process(script: str, *args: str, cwd: Path, monkeypatch, env: dic
             if not isinstance(exc.code, int | None):
                 print(exc.code, file=sys.stderr)
     return subprocess.CompletedProcess([script, *args], code, out.getvalue(), err.getvalue())
+
+
+def run_corpus_on_head(ray_head, monkeypatch, argv: list[str], cwd: Path) -> int:
+    """`jobs/run_corpus.main(argv)` in this process as a driver of the session's Ray head (the head's
+    RAY_/AWS_ environment, `RAY_ADDRESS`), for end-to-end runs without a subprocess's start-up.
+
+    The driver connects and disconnects Ray itself; a test process that was connected before (the
+    session-scoped `ray_session`) is connected again afterwards, so later tests keep their Ray."""
+    import ray
+
+    from jobs.run_corpus import main
+
+    was_connected = ray.is_initialized()
+    monkeypatch.chdir(cwd)
+    for key, value in ray_head.env().items():
+        if key.startswith("RAY_") or key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RAY_ADDRESS", ray_head.gcs_address)
+    ray.shutdown()
+    try:
+        return main(argv)
+    finally:
+        ray.shutdown()
+        if was_connected:
+            ray.init(address=ray_head.gcs_address, logging_level="ERROR", log_to_driver=False)

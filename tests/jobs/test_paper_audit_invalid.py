@@ -43,11 +43,10 @@ def _write_reviews(corpus, folder_all, folder_shifty) -> None:
 
 @pytest.mark.integration  # a Ray run: the session's head
 def test_an_invalid_paper_audit_says_so_first_and_exits_7(ray_head, tmp_path, monkeypatch, capsys):
-    import ray
-
     from checkers.equivalence import same_at_sample_points
     from corpora.papers.audit_corpus import build_paper_audit_corpus
-    from jobs.run_corpus import EXIT_AUDIT_INVALID, main
+    from jobs.run_corpus import EXIT_AUDIT_INVALID
+    from tests.helpers.run_job import run_corpus_on_head
 
     papers = [tmp_path / "paper-a", tmp_path / "paper-b"]
     for p in papers:
@@ -64,15 +63,7 @@ def test_an_invalid_paper_audit_says_so_first_and_exits_7(ray_head, tmp_path, mo
         f'[[systems]]\nname = "paper_review_import"\nlabel = "quote_everything"\nargs = {{ directory = "{tmp_path / "all"}" }}\n'
         f'[[systems]]\nname = "paper_review_import"\nlabel = "shifty"\nargs = {{ directory = "{tmp_path / "shifty"}" }}\n'
     )  # fmt: skip
-    monkeypatch.chdir(tmp_path)
-    for key, value in ray_head.env().items():
-        if key.startswith("RAY_") or key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    monkeypatch.setenv("RAY_ADDRESS", ray_head.gcs_address)
-    try:
-        rc = main(["--config", str(config), "--storage", str(tmp_path / "runs")])
-    finally:
-        ray.shutdown()
+    rc = run_corpus_on_head(ray_head, monkeypatch, ["--config", str(config), "--storage", str(tmp_path / "runs")], tmp_path)
     out = capsys.readouterr()
     assert rc == EXIT_AUDIT_INVALID, out.out[-3000:] + out.err[-3000:]
     console = out.out

@@ -30,8 +30,10 @@ def test_undecided_injections_leave_the_denominator_and_are_reported():
     assert math.isnan(idx[("rev", "unanimity_rate", "all")]["value"])
     # over all injections, undecided and unscored ones stay in the denominator: 1 / 5
     assert idx[("rev", "detection_over_all", "all")]["value"] == 0.2 and idx[("rev", "detection_over_all", "all")]["n"] == 5
-    (_, _, (head, body)) = _sections(metrics)[1]
-    assert head[-3:] == ["undecided", "unscored", "visible / all"] and body[0][-3:] == ["2", "1", "5 / 5"]
+    # the detection table is the one with an "undecided" column (the controls' tables come before it)
+    head, body = next(table for (_, _, table) in _sections(metrics) if "undecided" in table[0])
+    cells = dict(zip(head, body[0], strict=True))
+    assert (cells["undecided"], cells["unscored"], cells["visible / all"]) == ("2", "1", "5 / 5")
 
 
 def test_detection_is_reported_over_visible_injections_beside_all():

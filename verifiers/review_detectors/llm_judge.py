@@ -24,11 +24,16 @@ span (`ReviewPrediction.label_spans`; scoring reads the review's gold types). Ni
 `review_nli` asks entailment of each sentence by its evidence (not entailed = hallucinated),
 True-NLI-style, of a model that runs on CPU: by default the bundled SmolLM2-135M through
 llama.cpp (`self/smollm2`, a backend the run lends in `LLMServices.backends`), with JSON-mode
-output (llama.cpp constrains it by grammar).
+output (llama.cpp constrains it by grammar). It batches: `sentences_per_call` numbered sentences
+(default 8) share one call, their premise the union of their evidence, the answer one boolean per
+sentence, in order (`{"entailed": [...]}`, held to a JSON schema in JSON mode). Its parse
+failures are per sentence: a sentence whose value is missing or not a boolean is unanswered
+(`detail["unanswered_sentences"]`, counted in `parse_failures`); the review is a parse error only
+when no sentence is answered.
 
 Answers: a decision, not a probability, so `confidence` is 1.0 (what the judge said, not a
-calibrated score). Any answer that breaks its contract makes the whole review a `parse` error
-(`detail["parse_failures"]` counts them): a partial reading is never scored as a verdict. A failed
+calibrated score). For the RA-LLM judge, any answer that breaks its contract makes the whole
+review a `parse` error (`detail["parse_failures"]` counts them): a partial reading is never scored as a verdict. A failed
 provider call is `provider_failure` (an outage is UNCERTAIN-by-outage and is retried on resume).
 """
 
@@ -124,8 +129,8 @@ class ReviewJudge:
                  top_k: int = 3, chunk_size: int = 120, chunk_overlap: int = 20, api_base: str | None = None,
                  api_key_env: str | None = None, temperature: float | None = 0.0, seed: int | None = 42,
                  max_tokens: int = 1024, json_mode: bool = False, name: str = "review_llm_judge",
-                 evidence: EvidenceMode = "bm25", oracle_types: bool = False,
-                 localise_by_label: bool = False) -> None:  # fmt: skip
+                 evidence: EvidenceMode = "bm25", oracle_types: bool = False, localise_by_label: bool = False,
+                 sentences_per_call: int = 1, batch_evidence_chunks: int = 6) -> None:  # fmt: skip
         if evidence not in EVIDENCE_MODES:
             raise ValueError(f"evidence must be one of {EVIDENCE_MODES}, got {evidence!r}")
         if oracle_types and mode != "sentence":
@@ -135,7 +140,12 @@ class ReviewJudge:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if prompt_style == "nli" and mode != "sentence":
-            raise ValueError("the NLI baseline judges sentences one at a time (mode='sentence')")
+            raise ValueError("the NLI baseline judges sentences (mode='sentence'; batch them with sentences_per_call)")
+        if sentences_per_call != 1 and prompt_style != "nli":
+            raise ValueError("sentences_per_call batches the NLI baseline only (prompt_style='nli')")
+        if sentences_per_call < 0 or batch_evidence_chunks < 1:
+            raise ValueError("sentences_per_call must be >= 0 (0: a whole review per call), batch_evidence_chunks >= 1")
+        self.sentences_per_call, self.batch_evidence_chunks = sentences_per_call, batch_evidence_chunks
         self.name, self.model, self.api_base, self.api_key_env = name, model, api_base, api_key_env
         self.style, self.mode, self.classify_types, self.top_k = prompt_style, mode, classify_types, top_k
         self.evidence_mode, self.oracle_types, self.localise_by_label = evidence, oracle_types, localise_by_label
@@ -146,6 +156,8 @@ class ReviewJudge:
         self.evidence = EvidenceCache(chunk_size, chunk_overlap)
         template = prompts.sentence_prompt(prompt_style, "{evidence}", "{sentence}") if mode == "sentence" else \
             prompts.review_prompt(prompt_style, "{evidence}", "{sentences}")  # fmt: skip
+        if prompt_style == "nli" and sentences_per_call != 1:
+            template = prompts.NLI_BATCH_TEMPLATE
         extra = (prompts.TYPE_TEMPLATE if classify_types or oracle_types else "") + \
             (prompts.LOCALISE_TEMPLATE if localise_by_label else "")  # fmt: skip
         # the default (bm25, no oracle, no localisation) keeps the hash it had
@@ -164,8 +176,8 @@ class ReviewJudge:
         gateway = self.gateway(ctx)
         return await run_batch(items, gateway, lambda item: self.judge(item, gateway))
 
-    async def _ask(self, gateway: LLMGateway, prompt: str, calls: _Calls) -> str | None:
-        response = await gateway.complete([{"role": "user", "content": prompt}], self.params)
+    async def _ask(self, gateway: LLMGateway, prompt: str, calls: _Calls, params: dict[str, Any] | None = None) -> str | None:
+        response = await gateway.complete([{"role": "user", "content": prompt}], params or self.params)
         calls.responses.append(response)
         return response.text
 
@@ -193,6 +205,14 @@ class ReviewJudge:
                     return self._parse_failure(item, exc, calls, detail | {"parse_failures": 1, "raw_answer": (text or "")[:500]})
                 self.parse_stats.record(method)
                 detail |= {"spans_not_found": not_found, "parse_methods": [method]}
+            elif self.style == "nli":
+                prediction, failures, unanswered = await self._nli(copy, evidence, gateway, calls)
+                detail |= {"sentences_per_call": self.sentences_per_call, "parse_methods": calls.parse_methods}
+                if failures:
+                    detail |= {"parse_failures": len(failures), "parse_errors": failures[:5],
+                               "unanswered_sentences": unanswered}  # fmt: skip
+                if prediction is None:  # no sentence answered: nothing to score
+                    return self._parse_failure(item, ParseError(failures[0]), calls, detail)
             else:
                 prediction, failures = await self._by_sentence(copy, evidence, gateway, calls)
                 if failures:
@@ -209,7 +229,8 @@ class ReviewJudge:
                                               label_spans)  # fmt: skip
         except ClientError as exc:
             return provider_failure(item.item_id, exc, self.model, detail=detail, **calls.fields(self.model, self.template_hash))
-        label = "HALLUCINATED" if prediction.review_hallucinated else "VALID"
+        said = prediction.review_hallucinated
+        label = "HALLUCINATED" if said else "VALID" if said is False else "UNCERTAIN"
         return Output(item.item_id, label, 1.0, detail=detail | {"review": prediction.to_detail()},
                       **calls.fields(self.model, self.template_hash))  # fmt: skip
 
@@ -280,6 +301,65 @@ class ReviewJudge:
             label_spans[anchor] = () if sentence is None else (Span(sentence.start, sentence.end),)
         return label_spans, failures
 
+    async def _nli(self, copy: ReviewCopy, evidence, gateway: LLMGateway,
+                   calls: _Calls) -> tuple[ReviewPrediction | None, list[str], list[int]]:  # fmt: skip
+        """The NLI verdicts, `sentences_per_call` sentences per call (0: the whole review). A
+        sentence whose answer breaks the contract is left unanswered and counted, never the review:
+        the review is HALLUCINATED when an answered sentence is, VALID when every sentence is
+        answered and none is, else UNCERTAIN (`review_hallucinated` None). No answered sentence at
+        all: None (the caller makes it a parse failure)."""
+        size = self.sentences_per_call or max(1, len(copy.sentences))
+        labels: dict[int, bool] = {}
+        failures: list[str] = []
+        for at in range(0, len(copy.sentences), size):
+            batch = copy.sentences[at : at + size]
+            if size == 1:
+                (sentence,) = batch
+                shown = render_evidence(evidence.top(sentence.text, self.top_k))
+                text = await self._ask(gateway, prompts.sentence_prompt("nli", shown, sentence.text), calls)
+                try:
+                    verdict = prompts.read_sentence_answer("nli", text)
+                except ParseError as exc:
+                    self.parse_stats.record(None)
+                    failures.append(f"sentence {sentence.index}: {exc.message}")
+                    continue
+                self.parse_stats.record(verdict.method)
+                calls.parse_methods.append(verdict.method)
+                labels[sentence.index] = verdict.hallucinated
+                continue
+            shown = render_evidence(self._batch_evidence(evidence, batch))
+            params = self.params | {"max_tokens": self.params.get("max_tokens", 16) * len(batch)}
+            if "response_format" in params:  # json_mode: the answer's shape as a schema (llama.cpp turns it into a grammar)
+                params["response_format"] = prompts.nli_batch_format(len(batch))
+            prompt = prompts.nli_batch_prompt(shown, [(s.index, s.text) for s in batch])
+            answer = prompts.read_nli_batch_answer(await self._ask(gateway, prompt, calls, params), [s.index for s in batch])
+            for index, problem in answer.problems.items():
+                self.parse_stats.record(None)
+                failures.append(f"sentence {index}: {problem}")
+            for _ in answer.hallucinated:
+                self.parse_stats.record(answer.method)
+            if answer.method is not None:
+                calls.parse_methods.append(answer.method)
+            labels.update(answer.hallucinated)
+        unanswered = [s.index for s in copy.sentences if s.index not in labels]
+        if copy.sentences and not labels:
+            return None, failures, unanswered
+        flagged = any(labels.values())
+        said = True if flagged else (None if unanswered else False)
+        spans = tuple(Span(s.start, s.end) for s in copy.sentences if labels.get(s.index))
+        return ReviewPrediction(said, labels, None, spans), failures, unanswered
+
+    def _batch_evidence(self, evidence, batch) -> list:
+        """The premise of one batched call: each sentence's best passage first, then the next
+        ranks, without repeats, at most `batch_evidence_chunks` passages in paper order."""
+        ranked = [evidence.top(s.text, self.top_k) for s in batch]
+        chosen: dict[int, Any] = {}
+        for rank in range(self.top_k):
+            for chunks in ranked:
+                if rank < len(chunks) and len(chosen) < self.batch_evidence_chunks:
+                    chosen.setdefault(chunks[rank].index, chunks[rank])
+        return [chosen[i] for i in sorted(chosen)]
+
     def _parse_failure(self, item: Item, exc: ParseError, calls: _Calls, detail: dict[str, Any]) -> Output:
         return Output(item.item_id, error=f"parse: {exc.message}", error_kind="parse", detail=detail,
                       **calls.fields(self.model, self.template_hash))  # fmt: skip
@@ -305,7 +385,12 @@ def build_review_llm_judge(model: str, prompt_style: str = "kr", mode: str = "se
         runtime_args=("api_key_env",))  # fmt: skip
 def build_review_nli(model: str = "self/smollm2", top_k: int = 2, chunk_size: int = 80, chunk_overlap: int = 10,
                      api_base: str | None = None, api_key_env: str | None = None, max_tokens: int = 16,
-                     json_mode: bool = True) -> ReviewJudge:  # fmt: skip
+                     json_mode: bool = True, sentences_per_call: int = 8,
+                     batch_evidence_chunks: int = 6) -> ReviewJudge:  # fmt: skip
+    """`sentences_per_call`: sentences judged in one call (1: one call each, as before; 0: the whole
+    review, for a model whose context holds it); the default 8 with 6 passages of 80 words fits
+    SmolLM2's 2,048-token context. `max_tokens` is per sentence."""
     return ReviewJudge(model, prompt_style="nli", mode="sentence", top_k=top_k, chunk_size=chunk_size,
                        chunk_overlap=chunk_overlap, api_base=api_base, api_key_env=api_key_env, temperature=0.0,
-                       seed=42, max_tokens=max_tokens, json_mode=json_mode, name="review_nli")  # fmt: skip
+                       seed=42, max_tokens=max_tokens, json_mode=json_mode, name="review_nli",
+                       sentences_per_call=sentences_per_call, batch_evidence_chunks=batch_evidence_chunks)  # fmt: skip

@@ -204,6 +204,22 @@ Return a valid JSON object ONLY, using EXACTLY the following template:
 - Output ONLY the JSON object. Do NOT include markdown tags like ```json."""
 
 
+# The NLI baseline, batched: the sentences of one call share one premise (the union of their
+# evidence), and the answer is one boolean per sentence, in the order listed. A list, not an object
+# keyed by sentence number: a small model on CPU pays most of a call per output token (llama.cpp's
+# grammar-constrained sampling), and `true, ` is two tokens where `"12": true, ` is six.
+NLI_BATCH_TEMPLATE = """Premise (passages of a scientific paper):
+{evidence}
+
+Hypotheses (numbered sentences of a peer review of that paper):
+{sentences}
+
+For each hypothesis, does the premise entail it? Opinions and requests that state no fact about the paper count as entailed.
+Answer with a JSON object only: {{"entailed": [...]}} with {count} values, one per hypothesis in the order listed ({order}), true when entailed and false when not."""
+
+_NLI_LIST = re.compile(r'"entailed"\s*:\s*\[([^\]]*)', re.IGNORECASE)
+
+
 def label_space() -> str:
     return "\n".join(f'- concept: "{name}" — {text}' for name, text in ANCHOR_DEFINITIONS.items())
 
@@ -223,6 +239,20 @@ def review_prompt(style: str, evidence: str, numbered_sentences: str) -> str:
     if style == "kr":  # KR's demonstrations, then the review-level JSON contract
         steps = "Judge as in these demonstrations (\"Yes\" = hallucinated):\n" + KR_DEMOS
     return REVIEW_TEMPLATE.format(steps=steps, labels=label_space(), evidence=evidence, sentences=numbered_sentences)
+
+
+def nli_batch_prompt(evidence: str, sentences: list[tuple[int, str]]) -> str:
+    numbered = "\n".join(f"{index}. {text}" for index, text in sentences)
+    order = ", ".join(str(index) for index, _ in sentences)
+    return NLI_BATCH_TEMPLATE.format(evidence=evidence, sentences=numbered, count=len(sentences), order=order)
+
+
+def nli_batch_format(count: int) -> dict:
+    """The OpenAI `response_format` of a batched NLI answer: exactly `count` booleans. Without it a
+    small model under a bare JSON grammar writes the sentences back as values."""
+    answers = {"type": "array", "items": {"type": "boolean"}, "minItems": count, "maxItems": count}
+    schema = {"type": "object", "properties": {"entailed": answers}, "required": ["entailed"], "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": "nli_batch", "schema": schema}}
 
 
 def type_prompt(evidence: str, sentence: str) -> str:
@@ -263,6 +293,45 @@ def read_sentence_answer(style: str, text: str | None) -> Judgement:
         return Judgement(not _boolean(parsed.data["entailed"], "entailed"), parsed.method)
     parsed = parse_json_answer(text, required=("hallucination",))
     return Judgement(_boolean(parsed.data["hallucination"], "hallucination"), parsed.method)
+
+
+@dataclass(frozen=True)
+class BatchJudgement:
+    """One batched NLI answer read sentence by sentence: `hallucinated` for the sentences it
+    answers, `problems` (sentence index -> why) for the others."""
+
+    hallucinated: dict[int, bool]
+    problems: dict[int, str]
+    method: str | None
+
+
+def read_nli_batch_answer(text: str | None, indices: list[int]) -> BatchJudgement:
+    """Each asked sentence's value in a batched NLI answer (`{"entailed": [...]}`, in order). A
+    missing or non-boolean value leaves that sentence unanswered (a problem), never the others; an
+    answer cut short (max_tokens) keeps the values before the cut."""
+    try:
+        parsed = parse_json_answer(text, required=("entailed",))
+        values, method = parsed.data["entailed"], parsed.method
+    except ParseError as exc:
+        cut = _NLI_LIST.search(text or "")
+        values = [v.strip() for v in cut.group(1).split(",")][:-1] if cut else []  # the last value may be cut
+        values = [v.lower() == "true" for v in values if v.lower() in ("true", "false")]
+        method = "salvaged" if values else None
+        if not values:
+            return BatchJudgement({}, {i: exc.message for i in indices}, None)
+    if not isinstance(values, list):
+        return BatchJudgement({}, {i: f"entailed {values!r} is not a list" for i in indices}, None)
+    hallucinated: dict[int, bool] = {}
+    problems: dict[int, str] = {}
+    for position, index in enumerate(indices):
+        if position >= len(values):
+            problems[index] = f"no value for sentence {index} ({len(values)} values for {len(indices)} sentences)"
+            continue
+        try:
+            hallucinated[index] = not _boolean(values[position], f"value for sentence {index}")
+        except ParseError as exc:
+            problems[index] = exc.message
+    return BatchJudgement(hallucinated, problems, method)
 
 
 def read_type_answer(text: str | None) -> str:

@@ -200,12 +200,31 @@ _EQUATION_GAP = re.compile(r"[,;]?\s*\\q?quad(?![A-Za-z])")
 _RELATION = re.compile(r"=")
 
 
+def _top_level_rows(body: str) -> list[str]:
+    """`body` split at the `\\\\` that end rows; one inside braces (`\\sup_{\\substack{f \\in H \\\\ |f| = 1}}`)
+    belongs to its group, so a row is never cut in the middle of a subscript (issue 21, held-out papers)."""
+    rows, depth, last = [], 0, 0
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            if body.startswith("\\\\", i) and depth == 0:
+                rows.append(body[last:i])
+                last = i + 2
+            i += 2  # an escaped character (`\\{`, `\\}`) never opens or closes a group
+            continue
+        depth += (ch == "{") - (ch == "}" and depth > 0)
+        i += 1
+    rows.append(body[last:])
+    return rows
+
+
 def _display_rows(body: str, offset: int) -> list[tuple[str, int]]:
     """The rows of a display (split at `\\\\`) and, within a row, the equations written side by side
     (`a = b, \\qquad c = d` at the top level: two statements, never one chain `a = b c = d`, issue 21)."""
     out: list[tuple[str, int]] = []
     start = 0
-    for row in re.split(r"\\\\", body):
+    for row in _top_level_rows(body):
         row_start, start = offset + start, start + len(row) + 2
         last = 0
         for m in _EQUATION_GAP.finditer(row):
@@ -360,6 +379,9 @@ def _abstract_span(file_texts: dict[str, str]) -> tuple[str, int, int] | None:
 
 
 _CTX_NUM = re.compile(rf"((?:[A-Za-z][A-Za-z-]*[\s~]+){{2}}(?:\$?\\?(?:sim|approx|simeq)?\s*)?)\$?({_NUM})")
+_RANGE_END = re.compile(r"\$?\s*(?:--?-?|–|—|\\textendash|\\textemdash|\bto\b)\s*\$?\s*(?:\\sim\s*)?\d")
+"""`10--20\\%`, `5-10`, `2 to 4`: the number opens a range, which is the claim; its first end is not a value
+(issue 21, held out: `10--20\\%` in an abstract was compared with `5-10\\%` in the body as 10 vs 5)."""
 
 
 def _abstract_body(file_texts: dict[str, str]) -> list[Statement]:
@@ -371,7 +393,7 @@ def _abstract_body(file_texts: dict[str, str]) -> list[Statement]:
     body_hits: dict[str, list[tuple[str, Quote]]] = {}
     for file, text in file_texts.items():
         for m in _CTX_NUM.finditer(text):
-            if file == afile and a0 <= m.start() < a1:
+            if file == afile and a0 <= m.start() < a1 or _RANGE_END.match(text, m.end()):
                 continue
             key = " ".join(_WORD.findall(m.group(1).lower()))
             body_hits.setdefault(key, []).append((m.group(2), Quote(file, m.start(), m.end(), m.group(0))))
@@ -380,6 +402,8 @@ def _abstract_body(file_texts: dict[str, str]) -> list[Statement]:
         key = " ".join(_WORD.findall(m.group(1).lower()))
         number = m.group(2)
         if len(key.split()) < 2 or len(number.replace(",", "").replace(".", "").lstrip("-−")) < 2:
+            continue
+        if _RANGE_END.match(abstract, m.end()):
             continue
         hits = body_hits.get(key, [])
         if not hits or any(v == number for v, _ in hits):
