@@ -31,6 +31,10 @@ class HandChecked:
     injections: int
     """Injections of the labelled papers in this corpus (labelled ones among them: `labelled`)."""
     seed: int | None
+    papers: int = 0
+    """Labelled papers with injections in this corpus."""
+    by_type: dict[str, list[int]] = field(default_factory=dict)
+    """Error type -> [valid, labelled]: where the invalid injections are."""
 
 
 @dataclass
@@ -65,8 +69,10 @@ class CorpusReport:
             out.append("hand-checked validity: none of these injections was hand-labelled")
         else:
             out.append(f"hand-checked validity: {h.valid}/{h.labelled} ({h.valid / h.labelled:.0%}) of the hand-labelled "
-                       f"injections valid at seed {h.seed} ({h.injections - h.labelled} injections of the labelled "
-                       "papers not labelled)")  # fmt: skip
+                       f"injections valid, {h.papers} papers at seed {h.seed} ({h.injections - h.labelled} injections of "
+                       "the labelled papers not labelled)")  # fmt: skip
+            if h.by_type:
+                out.append("  by error type: " + ", ".join(f"{t} {v}/{n}" for t, (v, n) in sorted(h.by_type.items())))
         for f in self.papers_failed:
             out.append(f"  failed paper {f['paper']} ({f['folder']}): {f['reason']}")
         for m in self.papers_missing_inputs:
@@ -100,16 +106,24 @@ def hand_checked(truth_rows: Iterable[dict[str, Any]], labels: list[dict[str, An
     by_key = {(r["paper"], r["file"], r["before"], r["after"]): r["label"] for r in at_seed}
     papers = {r["paper"] for r in at_seed}
     valid = labelled = total = 0
+    seen: set[str] = set()
+    by_type: dict[str, list[int]] = {}
     for row in truth_rows:
         extra = json.loads(row.get("extra_json") or "{}")
         if extra.get("paper_id") not in papers or extra.get("track") == "natural":
             continue
         for inj in extra.get("injections") or []:
             total += 1
+            seen.add(extra["paper_id"])
             label = by_key.get((extra["paper_id"], inj["file"], inj["original"], inj["injected"]))
-            labelled += label is not None
+            if label is None:
+                continue
+            counts = by_type.setdefault(str(inj.get("error_type", "?")), [0, 0])
+            counts[0] += label == "valid"
+            counts[1] += 1
+            labelled += 1
             valid += label == "valid"
-    return HandChecked(valid, labelled, total, seed)
+    return HandChecked(valid, labelled, total, seed, len(seen), by_type)
 
 
 def corpus_report(corpus: LoadedCorpus, labels: str | Path | None = None) -> CorpusReport:

@@ -65,16 +65,29 @@ def coefficient_change(paper: LatexPaper) -> list[Proposal]:
     return out
 
 
-_BOUND_RE = re.compile(r"\\(?:sum|prod|int|bigcup|bigcap)\s*(?:\\limits\s*)?[_^]\s*\{?\s*(?:[a-zA-Z]\w*\s*=\s*)?(-?\d+)(?![\d.])")
+_BOUND_RE = re.compile(r"\\(?:sum|prod|int|bigcup|bigcap)\s*(?:\\limits\s*)?[_^]\s*\{?\s*(?:([a-zA-Z]\w*)\s*=\s*)?(-?\d+)(?![\d.])")
+_LIMITS_RE = re.compile(r"\s*\}?\s*(?:[_^]\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\w))*")
+
+
+def _vanishes_at(summand: str, var: str, value: int) -> bool:
+    """Whether the summand has a factor that is zero at var = value: (k-1) at k = 1, a leading k at
+    k = 0. Moving a lower bound onto such a term adds zero: the sum is unchanged (issue 21)."""
+    if value == 0 and re.match(rf"\s*{re.escape(var)}(?![\w_^])", summand):
+        return True
+    return re.search(rf"\(\s*{re.escape(var)}\s*-\s*{value}\s*\)", summand) is not None
 
 
 def index_bound_shift(paper: LatexPaper) -> list[Proposal]:
     out: list[Proposal] = []
     for span, content in _equations(paper):
         for m in _BOUND_RE.finditer(content):
-            n = int(m.group(1))
+            var, n = m.group(1), int(m.group(2))
             new = str(n - 1 if n >= 1 else n + 1)
-            _add(out, proposal(paper, span.file, span.start + m.start(1), span.start + m.end(1), new,
+            rest = _LIMITS_RE.match(content, m.end())
+            summand = content[rest.end() if rest else m.end() :][:60]
+            if var and int(new) < n and _vanishes_at(summand, var, int(new)):
+                continue
+            _add(out, proposal(paper, span.file, span.start + m.start(2), span.start + m.end(2), new,
                                f"bound of the sum/product/integral shifted ({n} -> {new})"))  # fmt: skip
     return out
 
@@ -118,6 +131,9 @@ def _top_level_equals(content: str) -> list[int]:
     return [i for i, c in enumerate(content) if c == "=" and depth[i] == 0 and not inside(i, regions)]
 
 
+_ARG_RE = re.compile(r"\\arg\s*\\?(?:min|max)|\\argm(?:in|ax)|\\operatorname\*?\{arg\s*(?:min|max)\}")
+
+
 def spurious_prefactor(paper: LatexPaper) -> list[Proposal]:
     out: list[Proposal] = []
     for span, content in _equations(paper):
@@ -135,8 +151,14 @@ def spurious_prefactor(paper: LatexPaper) -> list[Proposal]:
                     _add(out, proposal(paper, span.file, span.start + rhs_start, span.start + close + 1, "",
                                        "normalisation prefactor dropped"))  # fmt: skip
                 continue
+            if rhs.startswith(("\\{", "\\left\\{", "\\lbrace")) or _ARG_RE.search(rhs):
+                continue  # a set (builder) or an argmin (an object, not a value) has no prefactor
             plain = not [j for j in binary_operators(rhs) if j > 0]
-            new = "\\frac{1}{2} " + rhs if plain else "\\frac{1}{2}\\left(" + rhs + "\\right)"
+            if plain and rhs[0] in "+-":
+                # "-\\frac{64}{5}..." gets its 1/2 after the sign, else "1/2 - x" adds a constant (issue 21)
+                new = rhs[0] + "\\frac{1}{2} " + rhs[1:].lstrip()
+            else:
+                new = "\\frac{1}{2} " + rhs if plain else "\\frac{1}{2}\\left(" + rhs + "\\right)"
             _add(out, proposal(paper, span.file, span.start + rhs_start, span.start + rhs_start + len(rhs), new,
                                "spurious 1/2 prefactor inserted on the right-hand side"))  # fmt: skip
     return out
@@ -159,8 +181,11 @@ def dimensional_absurdity(paper: LatexPaper) -> list[Proposal]:
             continue
         end = segment_end(content, i + 1)
         rhs = content[i + 1 : end].rstrip()
-        if not rhs.strip():
-            continue
+        # the term goes before the sentence's punctuation ("L(s),\\quad for each c": not after the comma)
+        while rhs and rhs[-1] in ",.;" and not rhs.endswith("\\" + rhs[-1]):
+            rhs = rhs[:-1].rstrip()
+        if not rhs.strip() or "\\circ" in rhs or _ARG_RE.search(rhs) or rhs.lstrip().startswith(("\\{", "\\left\\{")):
+            continue  # a composition of functions (f = f_2 \\circ f_1), an argmin, a set: no quantity with dimensions
         pos = i + 1 + len(rhs)
         new = f" + \\left({lhs}\\right)^{{2}}"
         _add(out, proposal(paper, span.file, span.start + pos, span.start + pos, new,

@@ -18,7 +18,7 @@ from corpora.papers.injectors_core import (
     proposal,
     times_ten,
 )
-from corpora.papers.latex_paper import LatexPaper, Number
+from corpora.papers.latex_paper import LatexPaper, Number, sentence_around
 
 
 def _numbers(paper: LatexPaper, tables: bool = False) -> list[Number]:
@@ -107,20 +107,33 @@ def digit_swap(paper: LatexPaper) -> list[Proposal]:
 _RATIO_RE = re.compile(r"\\%|\b(?:percent|times|(?:\w+-)?fold|(?:two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|many|several)fold|fractions?|ratios?|speed-?ups?|factors?)\b", re.I)
 
 
+# What makes a sentence relate its numbers (issue 21, second round): a share "of" something, a
+# multiple, a ratio. A bare "an error below 3%" relates the 3 to nothing else in the sentence.
+_RELATION_RE = re.compile(r"(?:\\%|percent)\s*(?:of|out of)\b|\bout of\b|\b(?:times|(?:\w+-)?fold|fractions?|ratios?|"
+                          r"speed-?ups?|factors?)\b", re.I)
+_RATIO_VALUE_BEFORE_RE = re.compile(r"(?i)\b(?:ratios?|factors?|fractions?|speed-?ups?)\s+(?:of\s+)?(?:about\s+|~)?\$?\s*$")
+_NAMED_RATIO_RE = re.compile(r"(?i)\b(?:aspect|signal-to-noise|mass|axis|odds|likelihood|compression)[\s-]+ratios?\b")
+
+
 def percent_of_break(paper: LatexPaper) -> list[Proposal]:
     nums = _numbers(paper)
     by_sentence: dict[tuple[str, int, int], list[Number]] = {}
     for n in nums:
-        by_sentence.setdefault((n.sentence.file, n.sentence.start, n.sentence.end), []).append(n)
+        # the sentence as a reader splits it: the index's sentence can run across a caption into a table
+        s, e = sentence_around(paper.files[n.span.file], n.span.start, n.span.end)
+        by_sentence.setdefault((n.span.file, s, e), []).append(n)
     out = []
     for (file, s, e), group in by_sentence.items():
         text = paper.files[file]
-        if len(group) < 2 or not _RATIO_RE.search(text[s:e]):
+        sentence = _NAMED_RATIO_RE.sub(" ", text[s:e])
+        if len(group) < 2 or not _RATIO_RE.search(sentence) or not _RELATION_RE.search(sentence):
             continue
         for n in group:
             after = text[n.span.end : n.span.end + 8]
             if re.match(r"\s*(\\%|%|percent|times|-?fold|\\times)", after) or as_float(n.text) == 0:
                 continue
+            if _RATIO_VALUE_BEFORE_RE.search(text[max(0, n.span.start - 30) : n.span.start]):
+                continue  # "a constant ratio of 1.2" is the ratio itself, no quantity it relates
             new = format_like(as_float(n.text) * 1.5, n.text)
             if new == n.text:
                 continue

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from corpora.papers.injectors_core import Proposal, forbidden_regions, inside, proposal
-from corpora.papers.latex_paper import LatexPaper
+from corpora.papers.latex_paper import LatexPaper, sentence_around
 from storage.latex_comments import blank_comments
 
 _METHOD = {"observed": "predicted", "observations": "simulations", "observational": "theoretical",
@@ -40,8 +41,10 @@ def _cased(word: str, new: str) -> str:
     return new.capitalize() if word[:1].isupper() else new
 
 
-def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower_only: bool = False) -> list[Proposal]:
-    """Swap words of `table` inside the given (file, start, end) prose spans."""
+def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower_only: bool = False,
+                fit: Callable[[str, int, int, str], str | None] | None = None) -> list[Proposal]:  # fmt: skip
+    """Swap words of `table` inside the given (file, start, end) prose spans (`fit(text, start, end,
+    word)`: the replacement in that place of the file's text, or None to leave the word)."""
     pattern = re.compile(r"(?<![\\\w'-])(" + "|".join(sorted(table, key=len, reverse=True)) + r")(?![\w'-])", re.I)
     out: list[Proposal] = []
     seen: set[tuple[str, int]] = set()
@@ -57,6 +60,8 @@ def _word_swaps(paper: LatexPaper, table: dict[str, str], spans, why: str, lower
             new = table[word.lower()]
             if word.lower() == "lower":
                 new = "upper" if masked[m.end() : m.end() + 8].strip().startswith(("bound", "limit")) else "higher"
+            if fit is not None and (new := fit(paper.files[file], m.start(), m.end(), word.lower())) is None:
+                continue
             new = _cased(word, new)
             p = proposal(paper, file, m.start(), m.end(), new, f"{why} ('{word}' -> '{new}')")
             if p is not None:
@@ -68,8 +73,22 @@ def _cite_spans(paper: LatexPaper):
     return [(c.sentence.file, c.sentence.start, c.sentence.end) for c in paper.index.citations]
 
 
+# A method word that is part of a name, not a method ("the 3D analytic signal" is the total gradient
+# amplitude; "simulated annealing" is an optimiser): swapping it renames, misattributes nothing.
+_TERMS_OF_ART_RE = re.compile(r"(?i)\b(?:analytic(?:al)? (?:signal|continuation|function)s?|simulated annealing|"
+                              r"empirical (?:bayes|risk|distribution|covariance|cdf)|numerical (?:recipes|aperture))\b")
+
+
+def _in_term_of_art(paper: LatexPaper, p: Proposal) -> bool:
+    text = paper.files[p.file]
+    at = text.find(p.original)
+    return any(m.start() <= at + len(p.original) and at <= m.end()
+               for m in _TERMS_OF_ART_RE.finditer(text, max(0, at - 40), at + len(p.original) + 40))  # fmt: skip
+
+
 def cited_method_swap(paper: LatexPaper) -> list[Proposal]:
-    return _word_swaps(paper, _METHOD, _cite_spans(paper), "methodology of the cited work mis-categorised")
+    return [p for p in _word_swaps(paper, _METHOD, _cite_spans(paper), "methodology of the cited work mis-categorised")
+            if not _in_term_of_art(paper, p)]  # fmt: skip
 
 
 def cited_direction_flip(paper: LatexPaper) -> list[Proposal]:
@@ -165,13 +184,54 @@ _QUALIFIERS = {"linear": "nonlinear", "nonlinear": "linear", "parametric": "nonp
 _CONCLUSION_RE = re.compile(r"(?i)conclu|summary|discussion")
 
 
+# issue 21, second round: a hedge swap must overstate a claim and stay grammatical.
+_DETERMINER_BEFORE_RE = re.compile(r"(?i)\b(?:the|a|an|its|their|our|this|that|these|those|most|more|less|very)\s+$")
+_MODAL_BEFORE_RE = re.compile(r"(?i)\b(?:will|would|may|might|could|can|should|shall|must|is|are|was|were|be|been)\s+$")
+_NUMBER_AFTER_RE = re.compile(r"\s*(?:~|\$)?\s*[-+]?\d")
+# "* indicates", "the dashed line indicates", "bold indicates": a legend says what a mark means.
+_LEGEND_BEFORE_RE = re.compile(r"(?i)(?:^|[\s{(])(?:\*|\$[^$]{0,20}\$|\\dagger|bold(?:face)?|italics?|underlined?|"
+                               r"(?:[a-z]+\s+)?(?:lines?|curves?|markers?|symbols?|colou?rs?|columns?|rows?|arrows?|"
+                               r"asterisks?|boxes|box|bars?|regions?|shading|points?|dots?|crosses|circles))\s+$")
+
+
+def _hedge_fit(text: str, start: int, end: int, word: str) -> str | None:
+    """The replacement for hedge `word` at masked[start:end], or None where the swap overstates
+    nothing or breaks the sentence: 'the likely structure' (an adjective), 'approximately 1.2
+    million' (a rounded number called exact), '* indicates a model' (a legend), a `quoted' phrase."""
+    before, after = text[max(0, start - 200) : start], text[end : end + 30]
+    if word in ("approximately", "roughly") and _NUMBER_AFTER_RE.match(after):
+        return None
+    if word in ("indicates", "indicate", "suggests", "suggest") and _LEGEND_BEFORE_RE.search(before[-40:]):
+        return None
+    line = before[before.rfind("\n") + 1 :]
+    if line.count("`") > line.count("'"):
+        return None  # inside a `quoted' phrase: the paper reports it, does not claim it
+    if word == "likely":
+        if _DETERMINER_BEFORE_RE.search(before[-20:]):
+            return None
+        # "will likely alleviate" -> "will certainly alleviate"; "is likely to" -> "is certain to"
+        return "certainly" if _MODAL_BEFORE_RE.search(before[-20:]) and not after.lstrip().startswith("to ") else "certain"
+    return _HEDGES[word]
+
+
+_OWN_CLAIM_RE = re.compile(r"(?i)\b(?:we|our|us|this (?:work|paper|study|article)|(?:the|this) (?:proposed )?(?:method|approach|model|algorithm|procedure)|the proposed)\b")
+
+
 def cited_hedge_drop(paper: LatexPaper) -> list[Proposal]:
-    return _word_swaps(paper, _HEDGES, _cite_spans(paper), "scope of a cited claim dropped", lower_only=True)
+    return _word_swaps(paper, _HEDGES, _cite_spans(paper), "scope of a cited claim dropped", lower_only=True,
+                       fit=_hedge_fit)  # fmt: skip
+
+
+def _qualifier_fit(text: str, start: int, end: int, word: str) -> str | None:
+    """None where the qualifier is a verb ("kernels can approximate any covariance"): "can exact" is no qualifier."""
+    if re.search(r"(?i)\b(?:to|can|could|may|might|will|would|should|must)\s+$", text[max(0, start - 20) : start]):
+        return None
+    return _QUALIFIERS[word]
 
 
 def cited_qualifier_swap(paper: LatexPaper) -> list[Proposal]:
     return _word_swaps(paper, _QUALIFIERS, _cite_spans(paper), "methodological qualifier of the cited work changed",
-                       lower_only=True)
+                       lower_only=True, fit=_qualifier_fit)  # fmt: skip
 
 
 def hedge_to_certainty(paper: LatexPaper) -> list[Proposal]:
@@ -181,10 +241,13 @@ def hedge_to_certainty(paper: LatexPaper) -> list[Proposal]:
     starts = sorted((s.file, s.start, title) for s, title in idx.sections)
     spans = [(rel, 0, len(text)) for rel, text in idx.masked.items()]
     out = []
-    for p in _word_swaps(paper, _HEDGES, spans, "claim generalised beyond its scope", lower_only=True):
+    for p in _word_swaps(paper, _HEDGES, spans, "claim generalised beyond its scope", lower_only=True, fit=_hedge_fit):
         pos = paper.files[p.file].find(p.original)
         if any(f == p.file and a <= pos < b for f, a, b in cited):
             continue  # a cited claim is the citation sub-types' business
+        s, e = sentence_around(paper.files[p.file], pos, pos + len(p.original))
+        if not _OWN_CLAIM_RE.search(paper.files[p.file], s, e):
+            continue  # background ("a CFD solver typically outputs"): no claim of the paper to overstate
         heading = [t for f, a, t in starts if f == p.file and a <= pos]
         in_front = any(a.file == p.file and a.start <= pos < a.end for a in idx.abstract)
         last = heading[-1] if heading else ""

@@ -124,12 +124,14 @@ def _has_general_s2_llm(seed):
 @pytest.mark.requires_shared_data
 def test_skipped_injection_has_a_reason():
     # neural-fingerprints has one display equation: no mathematics S3 rule finds a place; issue 21: its
-    # only cited reversal is the authors' own finding, its table cells have no total
+    # only cited reversal is the authors' own finding, its table cells have no total; second round: its
+    # cited qualifiers are the authors' own model or a table row, its cited numbers are stated once
     corpus = build_paper_audit_corpus([PAPERS / "neural-fingerprints-2015"], seed=0)
     _, truth = _rows(corpus)
     skipped = {(s["error_type"], s["severity"]): s["reason"] for k in (1, 2, 3)
                for s in truth[f"neural-fingerprints-2015/copy-{k}"]["skipped"]}  # fmt: skip
-    assert set(skipped) == {("mathematics", "S3"), ("citations", "S3"), ("numerics", "S1")}
+    assert set(skipped) == {("mathematics", "S3"), ("citations", "S3"), ("numerics", "S1"), ("citations", "S1")}
+    assert "only the cited work could show it wrong" in skipped[("citations", "S1")]
     assert "no eligible place in the paper" in skipped[("mathematics", "S3")]
     assert "the authors' own work" in skipped[("citations", "S3")]
     assert "in a table with no total" in skipped[("numerics", "S1")]

@@ -53,7 +53,8 @@ def test_rule_on_real_papers(rule, real_papers):
             valid = [p for p, r in zip(proposals[:40], results, strict=True) if r.ok]
             for p in valid:  # never inside a comment, never on a bib file
                 assert not p.file.endswith(".bib")
-    minimum = {"abstract_decimal_drift": 0, "percent_over_100": 1, "index_bound_shift": 2}.get(rule, 3)
+    # hedge_to_certainty overstates only the paper's own claims ("we", "our", "the method"; issue 21)
+    minimum = {"abstract_decimal_drift": 0, "percent_over_100": 1, "index_bound_shift": 2, "hedge_to_certainty": 2}.get(rule, 3)
     assert eligible >= minimum, f"{rule}: eligible on {eligible} of {len(real_papers)} real papers"
 
 
