@@ -23,23 +23,7 @@ from corpora.papers.injectors_prose import (
     cited_qualifier_swap,
     hedge_to_certainty,
 )
-from corpora.papers.label_check import label_mismatch
-from corpora.papers.latex_paper import load_latex_paper
-from corpora.papers.subtypes import paper_subtypes
-
-HEAD = "\\documentclass{article}\n\\begin{document}\n"
-TAIL = "\n\\end{document}\n"
-
-
-def paper_of(tmp_path, body: str):
-    (tmp_path / "main.tex").write_text(HEAD + body + TAIL, encoding="utf-8")
-    return load_latex_paper(tmp_path)
-
-
-def check(tmp_path, body: str, original: str, injected: str, subtype: str) -> str | None:
-    paper = paper_of(tmp_path, body)
-    return label_mismatch(paper, Proposal("main.tex", original, injected, "r"), paper_subtypes().get(subtype))
-
+from tests.corpora.latex_snippets import check, paper_of
 
 # The 90 % credibility of cover-your-basis: the sentence's subject ("we") is more than 200 characters
 # before the number, behind braces, where the reader's sentence split stopped.

@@ -12,24 +12,10 @@ import json
 import pytest
 
 from corpora.papers.audit_corpus import build_paper_audit_corpus
-from corpora.papers.injectors_core import Proposal, segment_end
+from corpora.papers.injectors_core import segment_end
 from corpora.papers.injectors_math import dimensional_absurdity, exponent_flip
-from corpora.papers.label_check import label_mismatch
-from corpora.papers.latex_paper import load_latex_paper
 from corpora.papers.subtypes import paper_subtypes
-
-HEAD = "\\documentclass{article}\n\\begin{document}\n"
-TAIL = "\n\\end{document}\n"
-
-
-def paper_of(tmp_path, body: str):
-    (tmp_path / "main.tex").write_text(HEAD + body + TAIL, encoding="utf-8")
-    return load_latex_paper(tmp_path)
-
-
-def check(tmp_path, body: str, original: str, injected: str, subtype: str) -> str | None:
-    paper = paper_of(tmp_path, body)
-    return label_mismatch(paper, Proposal("main.tex", original, injected, "r"), paper_subtypes().get(subtype))
+from tests.corpora.latex_snippets import HEAD, TAIL, check, paper_of
 
 
 @pytest.mark.parametrize(("body", "original", "injected", "subtype", "reason"), [

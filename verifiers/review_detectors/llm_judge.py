@@ -234,6 +234,20 @@ class ReviewJudge:
         return Output(item.item_id, label, 1.0, detail=detail | {"review": prediction.to_detail()},
                       **calls.fields(self.model, self.template_hash))  # fmt: skip
 
+    async def _sentence_verdict(self, gateway: LLMGateway, style: str, shown: str, sentence, calls: _Calls,
+                                failures: list[str]):  # fmt: skip
+        """One sentence's verdict, or None when the answer breaks its format (counted, listed in `failures`)."""
+        text = await self._ask(gateway, prompts.sentence_prompt(style, shown, sentence.text), calls)
+        try:
+            verdict = prompts.read_sentence_answer(style, text)
+        except ParseError as exc:
+            self.parse_stats.record(None)
+            failures.append(f"sentence {sentence.index}: {exc.message}")
+            return None
+        self.parse_stats.record(verdict.method)
+        calls.parse_methods.append(verdict.method)
+        return verdict
+
     async def _by_sentence(self, copy: ReviewCopy, evidence, gateway: LLMGateway,
                            calls: _Calls) -> tuple[ReviewPrediction, list[str]]:  # fmt: skip
         labels: dict[int, bool] = {}
@@ -243,15 +257,9 @@ class ReviewJudge:
         oracle: dict[int, str] = {}
         for sentence in copy.sentences:
             shown = self._render(evidence.select(self.evidence_mode, sentence.text, self.top_k))
-            text = await self._ask(gateway, prompts.sentence_prompt(self.style, shown, sentence.text), calls)
-            try:
-                verdict = prompts.read_sentence_answer(self.style, text)
-            except ParseError as exc:
-                self.parse_stats.record(None)
-                failures.append(f"sentence {sentence.index}: {exc.message}")
+            verdict = await self._sentence_verdict(gateway, self.style, shown, sentence, calls, failures)
+            if verdict is None:
                 continue
-            self.parse_stats.record(verdict.method)
-            calls.parse_methods.append(verdict.method)
             labels[sentence.index] = verdict.hallucinated
             if self.oracle_types:  # figure 20 of every sentence; a flagged one's type is the same answer
                 answer = await self._ask(gateway, prompts.type_prompt(shown, sentence.text), calls)
@@ -316,16 +324,9 @@ class ReviewJudge:
             if size == 1:
                 (sentence,) = batch
                 shown = render_evidence(evidence.top(sentence.text, self.top_k))
-                text = await self._ask(gateway, prompts.sentence_prompt("nli", shown, sentence.text), calls)
-                try:
-                    verdict = prompts.read_sentence_answer("nli", text)
-                except ParseError as exc:
-                    self.parse_stats.record(None)
-                    failures.append(f"sentence {sentence.index}: {exc.message}")
-                    continue
-                self.parse_stats.record(verdict.method)
-                calls.parse_methods.append(verdict.method)
-                labels[sentence.index] = verdict.hallucinated
+                verdict = await self._sentence_verdict(gateway, "nli", shown, sentence, calls, failures)
+                if verdict is not None:
+                    labels[sentence.index] = verdict.hallucinated
                 continue
             shown = render_evidence(self._batch_evidence(evidence, batch))
             params = self.params | {"max_tokens": self.params.get("max_tokens", 16) * len(batch)}
