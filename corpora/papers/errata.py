@@ -90,6 +90,8 @@ __all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata
            "paper_at_commit"]
 
 TRACK = "natural"
+MAX_BLOCK_CHARS = 8000
+"""Replaced lines longer than this (together) are generated text, not a paragraph being corrected."""
 KIND_TYPES = {"citation": "citations", "cross_reference": "general", "number": "numerics", "equation": "mathematics"}
 """Erratum kind -> error type of the audit's taxonomy."""
 MAX_BLOB_BYTES = 8 * 2**20
@@ -784,6 +786,11 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
         a, b = _block(old_text, os_, oc)
         c, d = _block(new_text, ns, nc)
         old, new = old_text[a:b], new_text[c:d]
+        if max(len(old), len(new)) > MAX_BLOCK_CHARS:
+            # a generated file (showyourwork's macros.tex: 80 kB of \newcommand on one line) is no hand-made fix,
+            # and a character diff of it takes quadratic time
+            scan.rejected[f"lines longer than {MAX_BLOCK_CHARS} characters (generated text)"] += 1
+            continue
         if difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < lim.min_similarity:
             scan.rejected["blocks too different (a rewrite)"] += 1
             continue
