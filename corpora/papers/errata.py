@@ -266,9 +266,11 @@ _FORMATTING = re.compile(
 delimiter (a `$` added to close maths left open prints no other value)."""
 _PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?|TBD", re.I)
 """An unfinished draft (a citation or number still to come) is not an erratum when it is filled in."""
-_DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s", re.M)
+_DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s"
+                         r"|(?:^|&)\s*\?\s*(?=&|\\\\|$)", re.M)
 """A line that is still a draft: it holds an author's todo note or placeholder, or is an outline
-item (`j). Approximating various kernels ...`); an edit there is the draft being written, not a fix."""
+item (`j). Approximating various kernels ...`) or a table cell still `?` (neural-fingerprint aa0bb38: `Dataset size & 1000
+& ? & ?`); an edit there is the draft being written, not a fix."""
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _FIGURE_OR_TABLE = re.compile(r"\\includegraphics|\\begin\s*\{(?:figure|table|tabular)")
 _SOURCE_SUFFIXES = (".tex", ".bib", ".bbl", ".cls", ".sty", ".bst", ".md", ".txt", ".yml", ".yaml", ".gitignore",
@@ -824,6 +826,15 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
             if _formatting_only(expand_macros(wrong, macros_at("old")), expand_macros(right, macros_at("new"))):
                 scan.rejected["a macro renamed or redefined (the same printed text)"] += 1
                 continue
+            if any(_NAMING.fullmatch(t) for t in _inserted_texts(wrong, right)):
+                scan.rejected["only a name or an = put before unchanged maths"] += 1
+                continue
+            if _DASHES.sub("-", old[:o1] + right + old[o2:]) == _DASHES.sub("-", old):
+                scan.rejected["a dash typed as -- or --- (typography)"] += 1
+                continue
+            if _named_by_definition(wrong, right, new_text):
+                scan.rejected["an expression written with the symbol the paper defines for it"] += 1
+                continue
             if _notation_macro_adopted(wrong, right, macros_at("new"), old_text):
                 scan.rejected["a symbol written with the paper's notation macro for it"] += 1
                 continue
@@ -877,6 +888,42 @@ def _applied(old: str, new: str, edits: list[tuple[int, int, int, int]], start: 
         out += [old[at:o1], new[n1:n2]]
         at = o2
     return "".join(out) + old[at:end]
+
+
+_DASHES = re.compile(r"-{2,3}")
+_NAMING = re.compile(r"\s*(?:(?:\\mathcal\{[A-Za-z]\}|\\?[A-Za-z]+(?:_\{?\w+\}?)?)\s*(?:\\equiv|:=|\\coloneqq)|=)(?:\s|\\[,;:! ])*")
+"""An insertion that only names what follows (`\\mathcal{C} \\equiv \\{1, ..., 80\\}`, symbolicgw 2023425) or puts
+an `=` between a symbol and its printed value (coveringbasis 4c7e2ce): nothing printed before was wrong."""
+
+
+def _inserted_texts(wrong: str, right: str) -> list[str]:
+    """What an edit only inserts, read both ways (`\\` -> `\\mathcal{C}\\equiv \\` inserts before or after the
+    backslash); none when it also replaces or removes characters."""
+    return ([right[len(wrong) :]] if right.startswith(wrong) else []) + (
+        [right[: len(right) - len(wrong)]] if right.endswith(wrong) else [])
+_DEFINITION = re.compile(r"\$([^$=<>]{1,60}?)=([^$=<>]{1,200}?)\$|^\s*([^=<>&\n$]{1,60}?)&?=&?([^=<>\n$]{1,200}?)\s*(?:\\\\)?\s*$",
+                         re.M)
+
+
+def _bare(tex: str) -> str:
+    """Layout-normalised maths without one pair of outer brackets (`\\left[d^o - d_k\\right]` is `d^o-d_k`)."""
+    t = layout_normalised(tex.strip())
+    return t[1:-1] if len(t) > 2 and (t[0], t[-1]) in (("[", "]"), ("(", ")")) else t
+
+
+def _named_by_definition(wrong: str, right: str, new_text: str) -> bool:
+    """`\\mathbf{B}_k[\\mathbf{d}^o - \\mathbf{d}_k]` -> `\\mathbf{B}_k\\mathbf{r}_k` where the paper (after the commit)
+    states `\\mathbf{r}_k = [\\mathbf{d}^o - \\mathbf{d}_k]` (euler-inversion 66ba0b5): an expression replaced by
+    the symbol defined as it, or the reverse, is the same quantity written another way."""
+    a, b = _bare(wrong), _bare(right)
+    if not a or not b or a == b:
+        return False
+    for m in _DEFINITION.finditer(new_text):
+        lhs, rhs = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        name, value = _bare(lhs), _bare(rhs.rstrip(".,; "))
+        if _SYMBOL.fullmatch(name) and {a, b} == {name, value}:
+            return True
+    return False
 
 
 def _notation_macro_adopted(wrong: str, right: str, macros: dict[str, str], old_text: str) -> bool:

@@ -268,8 +268,24 @@ def _sides(tex: str) -> tuple[list[str], list[str]]:
     return _RELATIONS.split(tex), relations
 
 
+_SIMPLE = r"\\?[A-Za-z]+(?:_(?:\{[^{}]*\}|\\?\w))?|\d+(?:\.\d+)?"
+_MIRRORED = re.compile(r"((?:^|[,({|]|\\\{|\\(?:forall|exists|quad|qquad|text\{[^{}]*\})|\\[,;: ])\s*)(" + _SIMPLE
+                       + r")\s*(>|\\geq?|\\ge)(?![a-zA-Z])\s*(" + _SIMPLE + r")(?=\s*(?:$|[,)}|]|\\\}|\\quad|\\[,;: ]))")
+"""A comparison of two plain symbols standing alone (after a quantifier, a comma or a bracket): `c > q` is `q < c`."""
+
+
+def _mirrored(tex: str) -> str:
+    """`c > q` written `q < c` and `c \\ge q` written `q \\le c` wherever a comparison of two symbols stands alone."""
+    def swap(m: re.Match) -> str:
+        relation = "<" if m.group(3) == ">" else "\\le"
+        return f"{m.group(1)}{m.group(4)} {relation} {m.group(2)}"
+
+    return _MIRRORED.sub(swap, tex)
+
+
 def same_rendered_maths(a: str, b: str) -> bool:
     """Do the maths `a` and `b` (a formula, several rows of one, or inline maths) say the same thing?"""
+    a, b = _mirrored(a), _mirrored(b)
     if layout_normalised(a) == layout_normalised(b):
         return True
     rows_a, rows_b = re.split(r"\\\\", a), re.split(r"\\\\", b)

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from corpora.papers.errata import (
+    _DASHES,
+    _DRAFT_LINE,
+    _NAMING,
     ErrataScan,
     ErrataSource,
     Erratum,
@@ -23,6 +26,8 @@ from corpora.papers.errata import (
     _drop_revised_places,
     _edits,
     _formatting_only,
+    _inserted_texts,
+    _named_by_definition,
     _notation_macro_adopted,
     _values,
     find_errata,
@@ -256,6 +261,56 @@ def test_all_edits_inside_the_maths_are_applied_even_when_it_starts_above_the_hu
     old, new = "a + e^{c\\,t_2} = y\n", "a + e^{-c\\,\\tau_{3,2}} = y\n"
     edits = _edits(old, new)
     assert _applied(old, new, edits, 0, len(old)) == new
+
+
+# ---- after the second held-out measurement (coveringbasis, symbolicgw, eulerinv): rules added, not held out ------
+
+
+def test_a_comparison_of_two_symbols_mirrored_is_the_same_condition():
+    # symbolicgw 6388d95 "Fix naming of Pareto front": for all c > q written for all q < c
+    before = r"\hat{\mathcal{S}}^\ast = \{s_c \ |\ \mathcal{L}(s_c) < \mathcal{L}(s_q) \forall c > q \},"
+    assert same_rendered_maths(before, before.replace("c > q", "q < c"))
+    assert same_rendered_maths(r"x, c \geq q", r"x, q \le c")
+    assert not same_rendered_maths(before, before.replace("c > q", "q > c"))  # reversed: another condition
+    assert not same_rendered_maths(r"a + c > q", r"a + q < c")  # c is part of a sum: not a comparison of two symbols
+
+
+def test_an_expression_written_with_the_symbol_defined_for_it_is_notation():
+    # euler-inversion 66ba0b5 "Introduce Q and r earlier": B_k[d^o - d_k] -> B_k r_k, with r_k defined as the bracket
+    text = ("in which $\\mathbf{Q}_k = \\mathbf{B}_k\\mathbf{W}^{-1}\\mathbf{B}_k^T$ and\n"
+            "$\\mathbf{r}_k = \\left[\\mathbf{d}^o - \\mathbf{d}_k\\right]$ is the residual vector.\n")
+    wrong = r"\left[\mathbf{d}^o - \mathbf{d}_k\right]"
+    assert _named_by_definition(wrong, r"\mathbf{r}_k", text)
+    assert _named_by_definition(r"\mathbf{r}_k", wrong, text)  # the definition written out: the same quantity
+    assert not _named_by_definition(wrong, r"\mathbf{q}_k", text)  # another symbol: kept
+    assert not _named_by_definition(r"\left[\mathbf{d}^o + \mathbf{d}_k\right]", r"\mathbf{r}_k", text)
+    # a definition later on a line that also holds another one (the inline one is read, not the line)
+    assert _named_by_definition(r"B}_k\mathbf{W}^{-1}\mathbf{B}_k^T", r"Q}_k", text)
+
+
+def test_a_dash_typed_twice_is_typography():
+    # coveringbasis 4d93794 "fix dash range": $\sim8--9\msun$ -> $\sim8-9\msun$
+    old = r"a much higher rate below $\sim8--9\msun$."
+    assert _DASHES.sub("-", old) == _DASHES.sub("-", old.replace("--", "-"))
+    assert _DASHES.sub("-", "$8-9$") != _DASHES.sub("-", "$8+9$")
+
+
+def test_a_name_or_an_equals_sign_put_before_unchanged_maths_fixes_nothing():
+    def naming(wrong: str, right: str) -> bool:
+        return any(_NAMING.fullmatch(t) for t in _inserted_texts(wrong, right))
+
+    assert naming("\\", "\\mathcal{C}\\equiv \\")  # symbolicgw 2023425: $c\in\mathcal{C}\equiv \{1, \ldots\}$
+    assert naming("}", "}=\\,")  # coveringbasis 4c7e2ce: $\chi_\mathrm{eff}=\,$ before its printed value
+    assert not naming(")", ") = 0")  # euler-inversion d51e6d5: the equation's right-hand side was missing
+    assert not naming("Q", "Q > 1/2")  # celerite 73358cc: a condition that was wrong to leave out
+    assert not naming("J", "{2\\,J}")
+
+
+def test_a_table_row_of_question_marks_is_a_draft():
+    # neural-fingerprint aa0bb38: "Dataset size & 1000 & ? & ? & ?" while the table was being filled in
+    assert _DRAFT_LINE.search("Dataset size          &    1000        &    ?           &  ?    \\\\")
+    assert not _DRAFT_LINE.search("Is it stable? We show $x < 1$ & then")
+    assert not _DRAFT_LINE.search("Dataset size & 1129 & 640 \\\\")
 
 
 # ---- end to end on a small history ---------------------------------------------------------------------------------
