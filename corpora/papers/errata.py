@@ -82,13 +82,16 @@ from corpora.papers.latex_paper import (
     load_latex_paper,
     unprinted_at,
 )
-from corpora.papers.tex_maths import same_rendered_maths
+from corpora.papers.tex_maths import argless_macros, expand_macros, layout_normalised, same_rendered_maths
+from storage.latex_comments import remove_comments
 from storage.schemas import ITEM_SCHEMA, TRUTH_SCHEMA, table_from_rows
 
 __all__ = ["ErrataScan", "ErrataSource", "Erratum", "add_natural_track", "errata_copies", "find_errata",
            "paper_at_commit"]
 
 TRACK = "natural"
+MAX_BLOCK_CHARS = 8000
+"""Replaced lines longer than this (together) are generated text, not a paragraph being corrected."""
 KIND_TYPES = {"citation": "citations", "cross_reference": "general", "number": "numerics", "equation": "mathematics"}
 """Erratum kind -> error type of the audit's taxonomy."""
 MAX_BLOB_BYTES = 8 * 2**20
@@ -263,9 +266,11 @@ _FORMATTING = re.compile(
 delimiter (a `$` added to close maths left open prints no other value)."""
 _PLACEHOLDER = re.compile(r"todo|\bCITE\b|\bXXX\b|\?|TBD", re.I)
 """An unfinished draft (a citation or number still to come) is not an erratum when it is filled in."""
-_DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s", re.M)
+_DRAFT_LINE = re.compile(r"\\[a-zA-Z]*(?i:todo)\b|\bCITE\b|\bXXX\b|\bTBD\b|^\s*(?:[a-z]|\d{1,2})\)\.?\s"
+                         r"|(?:^|&)\s*\?\s*(?=&|\\\\|$)", re.M)
 """A line that is still a draft: it holds an author's todo note or placeholder, or is an outline
-item (`j). Approximating various kernels ...`); an edit there is the draft being written, not a fix."""
+item (`j). Approximating various kernels ...`) or a table cell still `?` (neural-fingerprint aa0bb38: `Dataset size & 1000
+& ? & ?`); an edit there is the draft being written, not a fix."""
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _FIGURE_OR_TABLE = re.compile(r"\\includegraphics|\\begin\s*\{(?:figure|table|tabular)")
 _SOURCE_SUFFIXES = (".tex", ".bib", ".bbl", ".cls", ".sty", ".bst", ".md", ".txt", ".yml", ".yaml", ".gitignore",
@@ -365,6 +370,8 @@ class _CommitDiff:
     """(path, removed text, added text) of every hunk of the paper's .tex/.bib files."""
     other_files: list[str]
     """Files of the paper folder changed by the commit besides its .tex/.bib sources."""
+    starts: list[tuple[int, int]] = field(default_factory=list)
+    """(old start line, old line count) of each hunk, in the order of `hunks` (empty: positions unknown)."""
 
     @property
     def analysis_files(self) -> list[str]:
@@ -401,8 +408,80 @@ class _CommitDiff:
 
         return sum(has(h[1], wrong) and has(h[2], right) for h in self.hunks) >= 2
 
+    def _others(self, own: tuple[str, str]) -> list[tuple[str, str, str]]:
+        return [h for h in self.hunks if (h[1].strip(), h[2].strip()) != (own[0].strip(), own[1].strip())]
+
+    def changed_consistently(self, before: str, after: str, wrong: str, right: str, own: tuple[str, str]) -> bool:
+        """Does the maths `before` -> `after` replace symbols by other symbols (both sets non-empty) that other hunks
+        of the commit replace the same way (gpss 0c558ac: `\\prod_j \\kLin_j ... \\sigma_m` became
+        `\\kLin^m ... \\sigma^n` here and in the equation that defines the form)? The notation changed through
+        the paper. A value fixed (digits are no symbol), a factor dropped or a symbol added is not this rule's, nor
+        is an edit `wrong` -> `right` changing no symbol of that rename (celerite ec069a2: a sign fixed in an
+        equation whose `t_2` the commit also renamed `\\tau_{3,2}`)."""
+        removed, added = set(_symbols(before) - _symbols(after)), set(_symbols(after) - _symbols(before))
+        if not removed or not added:
+            return False
+        own_removed, own_added = set(_symbols(wrong) - _symbols(right)), set(_symbols(right) - _symbols(wrong))
+        if not own_removed | own_added or not (own_removed <= removed and own_added <= added):
+            return False
+        others = self._others(own)
+        removed_else = set().union(*(set(_symbols(h[1]) - _symbols(h[2])) for h in others))
+        added_else = set().union(*(set(_symbols(h[2]) - _symbols(h[1])) for h in others))
+        return removed <= removed_else and added <= added_else
+
+    def moved(self, old_block: str, new_block: str) -> bool:
+        """Is a line of this hunk one another hunk removes or adds (deep-limits 5732ba7: the rows of a table of
+        panels moved about; a line that moved was not corrected)?"""
+        def lines(text: str) -> set[str]:
+            return {n for line in remove_comments(text).splitlines()
+                    if len(n := re.sub(r"\s+|\\\\$", "", line.strip())) >= 8}  # fmt: skip
+
+        others = self._others((old_block, new_block))
+        removed_else = set().union(*(lines(h[1]) for h in others))
+        added_else = set().union(*(lines(h[2]) for h in others))
+        return bool(lines(new_block) & removed_else or lines(old_block) & added_else)
+
+    def revised_around(self, path: str, line: int, wrong: str, right: str, window: int = 12) -> bool:
+        """Is this edit a rewrite of whole terms (3 or more symbols in or out) in a passage the commit rewrites: another
+        maths hunk and 10 or more words of prose changed within `window` lines (gpss 25cc637: the changepoint
+        equations re-written with the other convention, their prose with them)? A model being revised; a sign,
+        index or factor fixed amid edits (celerite's referee fixes) changes fewer symbols and stays."""
+        if sum(((_symbols(wrong) - _symbols(right)) + (_symbols(right) - _symbols(wrong))).values()) < 3:
+            return False
+        near = [h for h, (start, count) in zip(self.hunks, self.starts, strict=False)
+                if h[0] == path and not start <= line < start + max(count, 1) and abs(start - line) <= window
+                and _printed(h[1]) != _printed(h[2])]  # fmt: skip
+        words = sum(((_words(h[1]) - _words(h[2])) + (_words(h[2]) - _words(h[1]))).total() for h in near)
+        return words >= 10 and any(_MATHS_HINT.search(_printed(h[1]) + _printed(h[2])) for h in near)
+
     def removed_label(self, key: str) -> bool:
         return any(m.group(1).strip() == key for m in LABEL_RE.finditer(self.removed))
+
+
+_SYMBOL_TOKEN = re.compile(r"\\[A-Za-z]+|[A-Za-z]+")
+_MATHS_HINT = re.compile(r"\$|\\begin\s*\{(?:equation|align|eqnarray|gather|multline)|\\frac|[=^_]")
+
+
+def _symbols(text: str) -> Counter[str]:
+    """The symbols and commands of `text` outside comments, layout and fonts (`\\kLin`, `m`, `\\prod`)."""
+    return Counter(t for t in _SYMBOL_TOKEN.findall(_FORMATTING.sub(" ", remove_comments(text)))
+                   if t.lstrip("\\") not in _FONT_NAMES)  # fmt: skip
+
+
+_FONT_NAMES = frozenset(["mathrm", "mathbf", "mathit", "mathcal", "mathsf", "mathtt", "mathbb", "boldsymbol", "bm",
+                         "textrm", "textnormal", "text", "rm", "bf", "it", "left", "right"])
+
+
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+
+
+def _words(text: str) -> Counter[str]:
+    """The prose words of `text` (3+ letters, not commands, outside comments and inline maths)."""
+    return Counter(_WORD.findall(re.sub(r"\$[^$]*\$", " ", _printed(text))))
+
+
+def _printed(text: str) -> str:
+    return " ".join(remove_comments(text).split())
 
 
 def _kind(old_text: str, new_text: str, o: tuple[int, int], n: tuple[int, int], paper: LatexPaper | None,
@@ -595,7 +674,7 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
             scan.rejected[f"commit changes more than {lim.max_commit_hunks} hunks (a revision)"] += len(hunks)
             continue
         whole = _CommitDiff([h for h in _hunk_texts(diff) if _tex_in(h[0], source.folder) is not None],
-                            [n for n in names.split("\0") if n])
+                            [n for n in names.split("\0") if n], [(h[1], h[2]) for h in hunks])
         found = _commit_errata(source, commit, parent, subject, hunks, lim, scan, papers, max_blob_bytes, whole)
         repeats = Counter((e.erroneous, e.corrected) for e in found)
         inserted = Counter(_inserted(e) for e in found)
@@ -611,6 +690,8 @@ def find_errata(source: ErrataSource, *, max_lines: int = 3, max_changed_chars: 
                   and _SYMBOL.fullmatch(e.erroneous) and _SYMBOL.fullmatch(e.corrected)
                   and whole.renamed_elsewhere(e.erroneous, e.corrected)):
                 scan.rejected["symbol renamed in several places of the commit (a notation change)"] += 1
+            elif whole.moved(e.old_block, e.new_block):
+                scan.rejected["lines moved, not corrected (the line is removed or added elsewhere in the commit)"] += 1
             elif (e.file, e.old_block, e.new_block) in seen:
                 scan.rejected["the same fix in another commit (another branch)"] += 1
             else:
@@ -680,6 +761,18 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
                 papers[parent] = None
         return papers[parent]
 
+    macros: dict[str, dict[str, str]] = {}
+
+    def macros_at(side: str) -> dict[str, str]:
+        """The paper's argument-less macros before (`old`) and after (`new`) the commit: a macro renamed or
+        redefined in the commit is read with its own definition on each side."""
+        if side not in macros:
+            p = paper()
+            old = argless_macros("".join(t for f, t in (p.files.items() if p else []) if f.endswith(".tex")))
+            macros["old"] = old
+            macros["new"] = {**old, **argless_macros("".join(text_at(commit, r) or "" for r in {h[0] for h in hunks}))}
+        return macros[side]
+
     found = []
     for rel, os_, oc, ns, nc in hunks:
         if oc == 0 or nc == 0:
@@ -695,6 +788,11 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
         a, b = _block(old_text, os_, oc)
         c, d = _block(new_text, ns, nc)
         old, new = old_text[a:b], new_text[c:d]
+        if max(len(old), len(new)) > MAX_BLOCK_CHARS:
+            # a generated file (showyourwork's macros.tex: 80 kB of \newcommand on one line) is no hand-made fix,
+            # and a character diff of it takes quadratic time
+            scan.rejected[f"lines longer than {MAX_BLOCK_CHARS} characters (generated text)"] += 1
+            continue
         if difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < lim.min_similarity:
             scan.rejected["blocks too different (a rewrite)"] += 1
             continue
@@ -725,6 +823,21 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
             if p is None or rel not in p.files or rel in p.bib_files:
                 scan.rejected["file not part of the paper at the earlier commit"] += 1
                 continue
+            if _formatting_only(expand_macros(wrong, macros_at("old")), expand_macros(right, macros_at("new"))):
+                scan.rejected["a macro renamed or redefined (the same printed text)"] += 1
+                continue
+            if any(_NAMING.fullmatch(t) for t in _inserted_texts(wrong, right)):
+                scan.rejected["only a name or an = put before unchanged maths"] += 1
+                continue
+            if _DASHES.sub("-", old[:o1] + right + old[o2:]) == _DASHES.sub("-", old):
+                scan.rejected["a dash typed as -- or --- (typography)"] += 1
+                continue
+            if _named_by_definition(wrong, right, new_text):
+                scan.rejected["an expression written with the symbol the paper defines for it"] += 1
+                continue
+            if _notation_macro_adopted(wrong, right, macros_at("new"), old_text):
+                scan.rejected["a symbol written with the paper's notation macro for it"] += 1
+                continue
             kind = _kind(old_text, new_text, (a + o1, a + o2), (c + n1, c + n2), p, rel)
             if kind is None:
                 scan.rejected["prose edit (not an equation, number or reference)"] += 1
@@ -745,14 +858,83 @@ def _commit_errata(source: ErrataSource, commit: str, parent: str, subject: str,
             if kind == "equation" and (span := _math_around(p, rel, a + o1, a + o2)) is not None:
                 before = old_text[span[0] : span[1]]
                 after = old_text[span[0] : a + o1] + right + old_text[a + o2 : span[1]]
+                # every edit of the hunk inside this maths (a relation rearranged moves terms in several edits)
+                inside = [e for e in edits if span[0] <= a + e[0] and a + e[1] <= span[1]]
+                lo, hi = max(span[0], a), min(span[1], b)  # the maths may run past the hunk's lines
+                after_all = old_text[span[0] : lo] + _applied(old, new, inside, lo - a, hi - a) + old_text[hi : span[1]]
                 # this edit alone, or the whole hunk when it lies in display maths (a factor taken out
                 # of a bracket is several edits that only together say the same thing)
                 in_display = any(m.file == rel and m.start <= a and b <= m.end for m in p.index.display_math)
-                if same_rendered_maths(before, after) or (in_display and same_rendered_maths(old, new)):
+                before_x = expand_macros(before, macros_at("old"))
+                if (same_rendered_maths(before, after) or same_rendered_maths(before, after_all)
+                        or same_rendered_maths(before_x, expand_macros(after_all, macros_at("new")))
+                        or (in_display and same_rendered_maths(old, new))):
                     scan.rejected["notation only (the same maths written another way)"] += 1
+                    continue
+                if whole.changed_consistently(before, after_all, wrong, right, (old, new)):
+                    scan.rejected["notation changed the same way in other places of the commit"] += 1
+                    continue
+                if whole.revised_around(f"{source.folder}/{rel}" if source.folder else rel, os_, wrong, right):
+                    scan.rejected["equation rewritten with the passage around it (a model revision)"] += 1
                     continue
             found.append(Erratum(commit, parent, subject, rel, kind, a, b, old, new, a + o1, a + o2, wrong, right))
     return found
+
+
+def _applied(old: str, new: str, edits: list[tuple[int, int, int, int]], start: int, end: int) -> str:
+    """old[start:end] with `edits` (offsets in the blocks `old`/`new`, all inside [start, end)) made."""
+    out, at = [], start
+    for o1, o2, n1, n2 in sorted(edits):
+        out += [old[at:o1], new[n1:n2]]
+        at = o2
+    return "".join(out) + old[at:end]
+
+
+_DASHES = re.compile(r"-{2,3}")
+_NAMING = re.compile(r"\s*(?:(?:\\mathcal\{[A-Za-z]\}|\\?[A-Za-z]+(?:_\{?\w+\}?)?)\s*(?:\\equiv|:=|\\coloneqq)|=)(?:\s|\\[,;:! ])*")
+"""An insertion that only names what follows (`\\mathcal{C} \\equiv \\{1, ..., 80\\}`, symbolicgw 2023425) or puts
+an `=` between a symbol and its printed value (coveringbasis 4c7e2ce): nothing printed before was wrong."""
+
+
+def _inserted_texts(wrong: str, right: str) -> list[str]:
+    """What an edit only inserts, read both ways (`\\` -> `\\mathcal{C}\\equiv \\` inserts before or after the
+    backslash); none when it also replaces or removes characters."""
+    return ([right[len(wrong) :]] if right.startswith(wrong) else []) + (
+        [right[: len(right) - len(wrong)]] if right.endswith(wrong) else [])
+_DEFINITION = re.compile(r"\$([^$=<>]{1,60}?)=([^$=<>]{1,200}?)\$|^\s*([^=<>&\n$]{1,60}?)&?=&?([^=<>\n$]{1,200}?)\s*(?:\\\\)?\s*$",
+                         re.M)
+
+
+def _bare(tex: str) -> str:
+    """Layout-normalised maths without one pair of outer brackets (`\\left[d^o - d_k\\right]` is `d^o-d_k`)."""
+    t = layout_normalised(tex.strip())
+    return t[1:-1] if len(t) > 2 and (t[0], t[-1]) in (("[", "]"), ("(", ")")) else t
+
+
+def _named_by_definition(wrong: str, right: str, new_text: str) -> bool:
+    """`\\mathbf{B}_k[\\mathbf{d}^o - \\mathbf{d}_k]` -> `\\mathbf{B}_k\\mathbf{r}_k` where the paper (after the commit)
+    states `\\mathbf{r}_k = [\\mathbf{d}^o - \\mathbf{d}_k]` (euler-inversion 66ba0b5): an expression replaced by
+    the symbol defined as it, or the reverse, is the same quantity written another way."""
+    a, b = _bare(wrong), _bare(right)
+    if not a or not b or a == b:
+        return False
+    for m in _DEFINITION.finditer(new_text):
+        lhs, rhs = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        name, value = _bare(lhs), _bare(rhs.rstrip(".,; "))
+        if _SYMBOL.fullmatch(name) and {a, b} == {name, value}:
+            return True
+    return False
+
+
+def _notation_macro_adopted(wrong: str, right: str, macros: dict[str, str], old_text: str) -> bool:
+    """`n` -> `\\layerindex`: a plain symbol replaced by a macro the paper defines for one symbol and already
+    uses in several places (deep-limits b9afdd8: the paper's notation adopted, not a value fixed)."""
+    m = re.fullmatch(r"\\([A-Za-z]+)", right.strip())
+    if not m or m.group(1) not in macros or not _SYMBOL.fullmatch(wrong.strip()):
+        return False
+    body = layout_normalised(macros[m.group(1)])
+    uses = len(re.findall(re.escape(right.strip()) + r"(?![A-Za-z])", old_text))
+    return bool(_SYMBOL.fullmatch(body)) and uses >= 3
 
 
 def errata_copies(source: ErrataSource, scan: ErrataScan, corpus: str) -> tuple[list[dict], list[dict]]:

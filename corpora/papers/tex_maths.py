@@ -20,7 +20,9 @@ import re
 
 import sympy
 
-__all__ = ["same_rendered_maths", "layout_normalised"]
+from storage.latex_comments import remove_comments
+
+__all__ = ["argless_macros", "expand_macros", "layout_normalised", "same_relation", "same_rendered_maths"]
 
 _LAYOUT = re.compile(
     r"\\(?:left|right|big|Big|bigg|Bigg|bigl|bigr|Bigl|Bigr|displaystyle|textstyle|quad|qquad|nonumber|notag"
@@ -72,8 +74,13 @@ def _decorations_placed(tex: str) -> str:
     return _SCRIPTED.sub(canonical, tex)
 
 
+_PLACEHOLDER_ARG = re.compile(r"(?<=[(,])\s*(?:\\cdot|\\bullet|\\cdotp|\\,\s*\\cdot\s*\\,)\s*(?=[,)])")
+"""An argument left open (`k(\\cdot,\\cdot)` and `k(.,.)`): the same placeholder, drawn another way."""
+
+
 def layout_normalised(tex: str) -> str:
     """The maths without layout, fonts, braces or final punctuation: equal strings render the same symbols."""
+    tex = _PLACEHOLDER_ARG.sub(".", tex)
     s = _decorations_placed(_FONT.sub("", _VECTOR_MACRO.sub(r"\1", tex)))
     s = _LAYOUT.sub("", s).replace("\\\\", "")
     return re.sub(r"[{}]", "", s).rstrip(".,;")
@@ -261,8 +268,24 @@ def _sides(tex: str) -> tuple[list[str], list[str]]:
     return _RELATIONS.split(tex), relations
 
 
+_SIMPLE = r"\\?[A-Za-z]+(?:_(?:\{[^{}]*\}|\\?\w))?|\d+(?:\.\d+)?"
+_MIRRORED = re.compile(r"((?:^|[,({|]|\\\{|\\(?:forall|exists|quad|qquad|text\{[^{}]*\})|\\[,;: ])\s*)(" + _SIMPLE
+                       + r")\s*(>|\\geq?|\\ge)(?![a-zA-Z])\s*(" + _SIMPLE + r")(?=\s*(?:$|[,)}|]|\\\}|\\quad|\\[,;: ]))")
+"""A comparison of two plain symbols standing alone (after a quantifier, a comma or a bracket): `c > q` is `q < c`."""
+
+
+def _mirrored(tex: str) -> str:
+    """`c > q` written `q < c` and `c \\ge q` written `q \\le c` wherever a comparison of two symbols stands alone."""
+    def swap(m: re.Match) -> str:
+        relation = "<" if m.group(3) == ">" else "\\le"
+        return f"{m.group(1)}{m.group(4)} {relation} {m.group(2)}"
+
+    return _MIRRORED.sub(swap, tex)
+
+
 def same_rendered_maths(a: str, b: str) -> bool:
     """Do the maths `a` and `b` (a formula, several rows of one, or inline maths) say the same thing?"""
+    a, b = _mirrored(a), _mirrored(b)
     if layout_normalised(a) == layout_normalised(b):
         return True
     rows_a, rows_b = re.split(r"\\\\", a), re.split(r"\\\\", b)
@@ -271,15 +294,159 @@ def same_rendered_maths(a: str, b: str) -> bool:
     for row_a, row_b in zip(rows_a, rows_b, strict=True):
         if layout_normalised(row_a) == layout_normalised(row_b):
             continue
-        (sides_a, rel_a), (sides_b, rel_b) = _sides(row_a), _sides(row_b)
-        if rel_a != rel_b:
+        if not (_same_sides(row_a, row_b) or same_relation(row_a, row_b)):
             return False
-        for side_a, side_b in zip(sides_a, sides_b, strict=True):
-            if layout_normalised(side_a) == layout_normalised(side_b):
-                continue
-            try:
-                if not _same_value(_to_sympy(side_a), _to_sympy(side_b)):
-                    return False
-            except _Unknown:
-                return False
     return True
+
+
+def _same_sides(row_a: str, row_b: str) -> bool:
+    (sides_a, rel_a), (sides_b, rel_b) = _sides(row_a), _sides(row_b)
+    if rel_a != rel_b:
+        return False
+    for side_a, side_b in zip(sides_a, sides_b, strict=True):
+        if layout_normalised(side_a) == layout_normalised(side_b):
+            continue
+        try:
+            if not _same_value(_to_sympy(side_a), _to_sympy(side_b)):
+                return False
+        except _Unknown:
+            return False
+    return True
+
+
+# ---- the same relation rearranged (issue 21: `k - \log k = c` and `k = \log k + c` state one thing) -----------
+
+_SYMMETRIC_RELATIONS = frozenset(["=", "\\approx", "\\equiv", "\\simeq", "\\neq", "\\ne"])
+"""Relations that stay the same when both sides are swapped or scaled by a negative number (not `<`, not
+`\\sim`, which reads "is distributed as" and has no sides to move terms across)."""
+
+
+def same_relation(a: str, b: str) -> bool:
+    """Are `a` and `b` one relation `lhs = rhs` each, stating the same thing with terms moved across the
+    relation, the sides swapped or both scaled: lhs - rhs of one is a constant multiple of the other's (sympy at
+    random values), or, where the reader does not know the maths (a norm), the same signed terms."""
+    (sides_a, rel_a), (sides_b, rel_b) = _sides(a), _sides(b)
+    if len(rel_a) != 1 or rel_a != rel_b or rel_a[0] not in _SYMMETRIC_RELATIONS:
+        return False
+    try:
+        diff_a = _to_sympy(sides_a[0]) - _to_sympy(sides_a[1])
+        diff_b = _to_sympy(sides_b[0]) - _to_sympy(sides_b[1])
+    except _Unknown:
+        terms_a, terms_b = _signed_terms(*sides_a), _signed_terms(*sides_b)
+        return terms_a is not None and terms_b is not None and bool(terms_a) and terms_a in (terms_b, _negated(terms_b))
+    return _proportional(diff_a, diff_b)
+
+
+def _proportional(a: sympy.Expr, b: sympy.Expr, trials: int = 3) -> bool:
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    rng = random.Random(0)
+    ratios = []
+    for _ in range(trials):
+        point = {s: rng.uniform(0.3, 3.0) for s in symbols}
+        try:
+            va, vb = complex(a.evalf(subs=point)), complex(b.evalf(subs=point))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return False
+        if not all(cmath.isfinite(v) for v in (va, vb)) or abs(va) < 1e-12 or abs(vb) < 1e-12:
+            return False  # 0 = 0 states nothing: never "the same relation"
+        ratios.append(va / vb)
+    return all(abs(r - ratios[0]) <= 1e-9 * (1 + abs(ratios[0])) for r in ratios)
+
+
+_TERM_OPEN, _TERM_CLOSE = "{([", "})]"
+
+
+def _signed_terms(lhs: str, rhs: str) -> dict[tuple[int, str], int] | None:
+    """lhs - rhs as a multiset of (sign, term): the top-level sums of both sides, rhs negated, each term
+    layout-normalised (None when a side has no term or holds a `\\pm`)."""
+    out: dict[tuple[int, str], int] = {}
+    for side, sign in ((lhs, 1), (rhs, -1)):
+        side = re.sub(r"\\\|", "\u2016", _LAYOUT.sub(" ", side).replace("||", "\u2016"))
+        if re.search(r"\\(?:pm|mp)(?![a-zA-Z])", side):
+            return None
+        depth, bars, term, term_sign, terms = 0, {"|": False, "\u2016": False}, "", 1, []
+        i = 0
+        while i < len(side):
+            c = side[i]
+            if c == "\\" and i + 1 < len(side):
+                m = re.match(r"\\(?:[a-zA-Z]+|.)", side[i:])
+                term += m.group(0)
+                i += len(m.group(0))
+                continue
+            if c in _TERM_OPEN:
+                depth += 1
+            elif c in _TERM_CLOSE:
+                depth -= 1
+            elif c in bars:
+                bars[c] = not bars[c]
+            if c in "+-" and depth == 0 and not any(bars.values()):
+                if term.strip():
+                    terms.append((term_sign, term))
+                term, term_sign = "", 1 if c == "+" else -1
+            else:
+                term += c
+            i += 1
+        if term.strip():
+            terms.append((term_sign, term))
+        for t_sign, t in terms:
+            key = (t_sign * sign, layout_normalised(t))
+            if key[1] and key[1] != "0":
+                out[key] = out.get(key, 0) + 1
+    return out or None
+
+
+def _negated(terms: dict[tuple[int, str], int]) -> dict[tuple[int, str], int]:
+    return {(-sign, t): n for (sign, t), n in terms.items()}
+
+
+# ---- a paper's own macros (issue 21: `\\hphi` renamed `\\hPhi`, `n` written `\\layerindex`) -------------------
+
+_MACRO_DEF = re.compile(r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*\\([A-Za-z]+)\s*\}?|def\s*\\([A-Za-z]+))\s*(?=[{\[])")
+SIUNITX_ABBREVIATIONS = {
+    "um": "\\micro\\meter", "nm": "\\nano\\meter", "mm": "\\milli\\meter", "cm": "\\centi\\meter",
+    "km": "\\kilo\\meter", "ms": "\\milli\\second", "us": "\\micro\\second", "ns": "\\nano\\second",
+    "kHz": "\\kilo\\hertz", "MHz": "\\mega\\hertz", "GHz": "\\giga\\hertz", "mg": "\\milli\\gram",
+    "kg": "\\kilo\\gram", "nT": "\\nano\\tesla", "mT": "\\milli\\tesla", "uT": "\\micro\\tesla",
+    "pT": "\\pico\\tesla", "mA": "\\milli\\ampere", "uA": "\\micro\\ampere", "mV": "\\milli\\volt",
+    "kV": "\\kilo\\volt", "mW": "\\milli\\watt", "kW": "\\kilo\\watt", "MW": "\\mega\\watt",
+    "mK": "\\milli\\kelvin", "mL": "\\milli\\litre", "uL": "\\micro\\litre", "mmol": "\\milli\\mole",
+}
+"""The unit abbreviations siunitx predefines (its manual, "Unit abbreviations"): `\\um` prints what
+`\\micro\\meter` prints."""
+
+
+def argless_macros(tex: str) -> dict[str, str]:
+    """Name -> body of every macro `tex` defines without arguments (`\\newcommand{\\hPhi}{\\vh}`,
+    `\\def\\x{...}`); a macro with arguments or an unbalanced body is left out (never expanded)."""
+    tex = remove_comments(tex)
+    out: dict[str, str] = {}
+    for m in _MACRO_DEF.finditer(tex):
+        i = m.end()
+        if tex[i] != "{":
+            continue  # `[1]`: it takes arguments
+        depth, j = 0, i
+        while j < len(tex):
+            c = tex[j]
+            if c == "\\":
+                j += 2
+                continue
+            depth += (c == "{") - (c == "}")
+            j += 1
+            if depth == 0:
+                break
+        if depth == 0 and "#" not in tex[i:j]:
+            out[m.group(1) or m.group(2)] = tex[i + 1 : j - 1]
+    return out
+
+
+def expand_macros(tex: str, macros: dict[str, str], rounds: int = 4) -> str:
+    """`tex` with `macros` (and siunitx's unit abbreviations) replaced by their bodies, in braces, a few
+    rounds deep (a self-referencing macro stops there) and never past 20x the input's length."""
+    table = {**SIUNITX_ABBREVIATIONS, **macros}
+    for _ in range(rounds):
+        new = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])",
+                     lambda m: "{" + table[m.group(1)] + "}" if m.group(1) in table else m.group(0), tex)
+        if new == tex or len(new) > 20 * len(tex) + 200:
+            break
+        tex = new
+    return tex
