@@ -35,7 +35,7 @@ that this these those there their they them it its is are was were be been being
 as so such very more most less least also only just even which who whom whose what when where why how all any some
 each both either neither other another same own can could may might will would shall should must we our you your
 he she his her i me my us one two three four five six seven eight nine ten paper authors author work results
-figure table section see use used using show shows shown well much many""".split())  # fmt: skip
+figure table section see use used using show shows shown well much many""".split())  # noqa: SIM905  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]+")
 _ABOUT = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission|work|study|"
                     r"approach|method|model|framework|proposed\s+\w+|experiments?|results?|evaluation|analysis)|"
