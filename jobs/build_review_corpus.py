@@ -6,7 +6,7 @@ own labels (ReviewCritique's deficient segments) -> in --out:
 
   items.jsonl / truth.jsonl     one review copy per line; truth kept apart (corpora/reviews/corpus_io.py)
   items.parquet / truth.parquet the same as the project's Item/Truth tables (kind "review")
-  report.json                   corpus name and version, counts per anchor (screened, attempts,
+  report.json                   corpus name and version, counts per anchor (screened, ungrounded, attempts,
                                 equivalent, infeasible, parse_failures, rejected, kept), skipped
                                 copies, load errors (file:line: reason), warnings and
                                 non_utf8_lines (lines read with U+FFFD for bytes that were not UTF-8);
@@ -90,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated confidences kept by --meta-review-filter (high, medium, low; default high)")
     p.add_argument("--validity-labels", type=Path, default=None,
                    help="JSONL of hand labels (valid/invalid per injection): report the validity per anchor")
+    p.add_argument("--no-grounding", action="store_true",
+                   help="let rule anchors edit values the paper does not state (default: grounded only)")
     p.add_argument("--llm-all-anchors", action="store_true",
                    help="with --model, let the LLM inject Number/Temporal/Entity too (default: their rule injectors)")
     return p
@@ -142,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                              injections_per_copy=(args.min_injections, args.max_injections),
                              max_attempts=args.max_attempts,
                              anchors=tuple(a.strip() for a in args.anchors.split(",")) if args.anchors else None,
-                             prefer_rules=not (args.model and args.llm_all_anchors), llm_model=args.model)  # fmt: skip
+                             prefer_rules=not (args.model and args.llm_all_anchors), llm_model=args.model,
+                             require_grounding=not args.no_grounding)  # fmt: skip
         builder = ReviewInjectionBuilder(
             taxonomy, config,
             llm_injector=LLMInjector(gateway, params) if gateway else None,

@@ -18,7 +18,13 @@ tokens only, `changes.change_span`), `sentence_labels` for every sentence, `sent
 the anchor of each injected sentence. Sentence boundaries of an injected copy are the source's,
 shifted, so sentence indices line up across the copies of a review.
 
+Grounding (`BuildConfig.require_grounding`, on by default; `grounding.py`): a rule anchor edits only a
+value the paper states (the number with its context noun, the name, the year) in a sentence about
+the paper; a (sentence, anchor) pair that screening would open but grounding closes counts as
+`ungrounded`. A paper given only by its abstract leaves few places: that is the point.
+
 Counts per anchor (`InjectionCounts`): screened ((sentence, anchor) pairs that passed screening),
+ungrounded (pairs closed by grounding alone),
 attempts (edits produced), equivalent (discarded), duplicate (an earlier copy's injection, discarded),
 infeasible (no injector, no place, or Check_M said no), parse_failures and rejected (LLM), kept.
 """
@@ -43,15 +49,15 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 5
+INJECTION_RULES_VERSION = 6
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
 rating edits, sections in parentheses, self-counts, spelling variants; 5: formula numbers, names in
-title case, articles before numbers), so a corpus built by other rules gets another version and a
+title case, articles before numbers; 6: grounding, `BuildConfig.require_grounding`), so a corpus built by other rules gets another version and a
 run never resumes on it."""
 
-COUNT_KEYS = ("screened", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
+COUNT_KEYS = ("screened", "ungrounded", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class BuildConfig:
     """Reviews built at once (LLM calls in flight); does not change the result."""
     llm_model: str | None = None
     """The model behind the LLM injector/checks, recorded in the corpus version (None: rules only)."""
+    require_grounding: bool = True
+    """Rule anchors edit only what the paper states, in sentences about the paper (`grounding.py`)."""
 
     def __post_init__(self) -> None:
         lo, hi = self.injections_per_copy
@@ -146,12 +154,18 @@ class ReviewInjectionBuilder:
         self.unavailable = tuple(a for a in anchors if llm_injector is None and not self.taxonomy.anchor(a).rule_injector)
         self.anchors = tuple(a for a in anchors if a not in self.unavailable)
 
-    def screen(self, copy: ReviewCopy) -> dict[int, tuple[str, ...]]:
+    def screen(self, copy: ReviewCopy, counts: InjectionCounts | None = None) -> dict[int, tuple[str, ...]]:
+        """The anchors each sentence can take; with `counts`, the pairs grounding closed are counted."""
         out = {}
+        grounding = self.config.require_grounding
         for s in copy.sentences:
-            allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors)
+            allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors, grounding)
             if allowed:
                 out[s.index] = tuple(allowed)
+            if grounding and counts is not None:
+                for a in screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors):
+                    if a not in allowed:
+                        counts.add(a, "ungrounded")
         return out
 
     def _count_screened(self, screened: dict[int, tuple[str, ...]], counts: InjectionCounts) -> None:
@@ -165,7 +179,7 @@ class ReviewInjectionBuilder:
         leaf of the anchor may fit the sentence) or `_FAILED`."""
         sentence = copy.sentences[index]
         spec = self.taxonomy.anchor(anchor)
-        places = rule_places(spec, sentence.text, copy.paper_text)
+        places = rule_places(spec, sentence.text, copy.paper_text, require_grounding=self.config.require_grounding)
         leaves = [n.name for n in self.taxonomy.leaves(anchor)]
         if places and (self.config.prefer_rules or self.llm is None):
             cand = rng.choice(places)
@@ -243,7 +257,7 @@ class ReviewInjectionBuilder:
         clean = replace(base, review_id=f"{base.review_id}#clean")
         labels = {s.index: False for s in base.sentences}
         copies, truths, skipped = [clean], [ReviewTruth(clean.review_id, base.paper_id, False, (), dict(labels), {})], []
-        screened = self.screen(base)
+        screened = self.screen(base, counts)
         self._count_screened(screened, counts)
         earlier: set[tuple[int, str]] = set()
         for k in range(1, self.config.injected_copies + 1):
@@ -320,6 +334,7 @@ def corpus_version(sources: Sequence[ReviewSource], config: BuildConfig, taxonom
     settings = {"seed": config.seed, "copies": config.injected_copies, "n": list(config.injections_per_copy),
                 "attempts": config.max_attempts, "anchors": config.anchors, "rules": config.prefer_rules,
                 "llm": config.llm_model, "rule_version": INJECTION_RULES_VERSION,
+                "grounding": config.require_grounding,
                 "taxonomy": [taxonomy.name, taxonomy.version]}  # fmt: skip
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:12]

@@ -79,6 +79,12 @@ _MATH_INDEX = re.compile(r"(?:_\{?[^\s{}]*|\b[a-zA-Z]\s?[+\-])$")
 _SECTION_PARENS = re.compile(r"\(\s*[1-9]\.[1-9](?:\s*[/,]\s*[1-9]\.[1-9])*\s*\)")
 
 
+def is_identifier_context(before: str) -> bool:
+    """A number after these words names a numbered thing ("Section 4.1", "Table 2", "Theorems 2.4"),
+    it is no quantity."""
+    return bool(_REFERENCE.search(before) or _LABEL_BEFORE.search(before))
+
+
 def _is_section_pointer(sentence: str, start: int, end: int) -> bool:
     return any(p.start() < start and end < p.end() for p in _SECTION_PARENS.finditer(sentence))
 
@@ -135,7 +141,7 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
         if m.start() < marker_end:
             continue
         before = sentence[: m.start()]
-        if _REFERENCE.search(before) or _LABEL_BEFORE.search(before):
+        if is_identifier_context(before):
             continue
         token = m.group(1)
         after = sentence[m.end() : m.end() + 2]
@@ -600,6 +606,7 @@ __all__ = [
     "RuleEdit",
     "entity_candidates",
     "entity_vocabulary",
+    "is_identifier_context",
     "new_number",
     "number_candidates",
     "paper_acronyms",

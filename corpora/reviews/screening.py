@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from corpora.reviews.aspects import is_heading
 from corpora.reviews.clauses import absence_spans, hedged_spans, in_spans, is_question
 from corpora.reviews.gateway import CompletionGateway
+from corpora.reviews.grounding import about_paper, place_grounded
 from corpora.reviews.rule_injectors import Candidate, entity_candidates, rule_candidates
 from corpora.reviews.taxonomy import AnchorSpec, ReviewTaxonomy
 
@@ -60,11 +61,14 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def rule_places(spec: AnchorSpec, text: str, paper_text: str = "",
-                hedged: list[tuple[int, int]] | None = None) -> list[Candidate]:  # fmt: skip
+                hedged: list[tuple[int, int]] | None = None, require_grounding: bool = False) -> list[Candidate]:  # fmt: skip
     """Where the anchor's rule injector may edit the sentence: none in a question, none in a claim
     that the paper lacks something (a swap there may leave it true), none in the reviewer's hedged
-    clauses unless the anchor edits hedges."""
+    clauses unless the anchor edits hedges. With `require_grounding`, only places whose original
+    value the paper states, in a sentence about the paper (`grounding.py`)."""
     if not spec.rule_injector or is_question(text):
+        return []
+    if require_grounding and not about_paper(text, paper_text):
         return []
     places = rule_candidates(spec.rule_injector, text, paper_text)
     if spec.edits_hedges:
@@ -72,12 +76,16 @@ def rule_places(spec: AnchorSpec, text: str, paper_text: str = "",
     elif hedged is None:
         hedged = hedged_spans(text)
     closed = absence_spans(text) + hedged
-    return [c for c in places if not in_spans(c.start, c.end, closed)]
+    places = [c for c in places if not in_spans(c.start, c.end, closed)]
+    if require_grounding:
+        places = [c for c in places if place_grounded(c.kind, text, c.start, c.end, paper_text)]
+    return places
 
 
 def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, paper_text: str = "",
-                    anchors: Collection[str] | None = None) -> tuple[str, ...]:  # fmt: skip
-    """The anchors (of `anchors`, default all) whose prerequisites the sentence meets, in taxonomy order."""
+                    anchors: Collection[str] | None = None, require_grounding: bool = False) -> tuple[str, ...]:  # fmt: skip
+    """The anchors (of `anchors`, default all) whose prerequisites the sentence meets, in taxonomy order.
+    `require_grounding` applies to the rule anchors (`rule_places`)."""
     if is_heading(text) or len(text.split()) < 4 or is_question(text):
         return ()
     hedged = hedged_spans(text)
@@ -107,7 +115,7 @@ def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, pap
 
     def ok(spec: AnchorSpec) -> bool:
         if spec.rule_injector:
-            return bool(rule_places(spec, text, paper_text, hedged))
+            return bool(rule_places(spec, text, paper_text, hedged, require_grounding))
         return llm_cues(spec.edits_hedges)[spec.name]
 
     return tuple(a.name for a in taxonomy.anchors

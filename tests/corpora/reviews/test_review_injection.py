@@ -126,6 +126,9 @@ def test_screening_follows_prerequisites_and_aspects():
 
 # ---------------------------------------------------------------- builder (rules only)
 def _build(seed, copies=2, sources=None, **kw):
+    # builder mechanics on a paper that does not state the review's values: grounding off here
+    # (grounding itself: test_injection_grounding.py)
+    kw.setdefault("require_grounding", False)
     builder = ReviewInjectionBuilder(config=BuildConfig(seed=seed, injected_copies=copies, injections_per_copy=(1, 3), **kw))
     return builder, builder.build(sources or _sources())
 
@@ -293,7 +296,8 @@ def test_llm_injector_through_the_gateway_and_replay_server(tmp_path):
 
 def test_rule_anchors_go_to_the_llm_when_rules_are_not_preferred():
     gateway = ScriptedGateway(lambda p: json.dumps({"sentence": _sentence_of(p).replace("3", "4")}))
-    config = BuildConfig(seed=2, injected_copies=2, injections_per_copy=(1, 1), anchors=("Number",), prefer_rules=False)
+    config = BuildConfig(seed=2, injected_copies=2, injections_per_copy=(1, 1), anchors=("Number",), prefer_rules=False,
+                         require_grounding=False)  # the fixture paper does not state the review's numbers
     corpus = ReviewInjectionBuilder(config=config, llm_injector=LLMInjector(gateway)).build(_sources(1))
     kept = [i for t in corpus.truths for i in t.injections]
     assert kept and all(i.injector == "llm" and (i.original, i.injected) == ("3", "4") for i in kept)
