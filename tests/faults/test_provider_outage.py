@@ -229,17 +229,22 @@ def test_each_transport_fault_is_retried_and_never_paid_twice(tmp_path, fault):
     from clients.llm_gateway import LLMGateway, LLMServices
     from clients.retry import RetryPolicy
 
-    with replay_server("--default-content", ANSWER, "--fault-schedule", f"{fault},{fault}", "--timeout-delay", "2",
+    # the client's timeout leaves a loaded machine room to answer the third attempt (0.5 s did not, under
+    # load); the server's delayed answers come well after it
+    with replay_server("--default-content", ANSWER, "--fault-schedule", f"{fault},{fault}", "--timeout-delay", "5",
                        "--retry-after", "0.1") as url:  # fmt: skip
-        services = LLMServices(timeout_s=0.5, retry=RetryPolicy(max_attempts=3, base_wait=0.05))
+        services = LLMServices(timeout_s=2.0, retry=RetryPolicy(max_attempts=3, base_wait=0.05))
         gateway = LLMGateway(MODEL, services, api_base=f"{url}/v1")
         response = asyncio.run(gateway.complete([{"role": "user", "content": "hi"}]))
         assert response.attempts == 3 and response.text == ANSWER
-        if fault == "timeout":
+        stats = server_stats(url)
+        if fault == "timeout":  # wait for the server to finish its delayed handlers and see the client gone
             import time
 
-            time.sleep(2.0)  # let the server finish its delayed handlers and see the client gone
-        stats = server_stats(url)
+            deadline = time.monotonic() + 30
+            while stats.get("abandoned", 0) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                stats = server_stats(url)
     assert stats["requests"] == 3 and stats[f"fault_{fault}"] == 2 and stats["ok"] == 1
     assert stats["paid_twice"] == 0 and stats["answered_prompts"] == stats["prompts_tried"] == 1
     if fault == "timeout":
