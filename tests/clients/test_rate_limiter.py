@@ -55,6 +55,14 @@ def test_a_dead_limiter_actor_is_recreated_with_the_limits_it_had(ray_session):
     client = LimiterClient(name=name)
     asyncio.run(client.configure("src", rpm=120))
     ray.kill(ray.get_actor(name, namespace=NAMESPACE))  # as when its node vanishes
+    # ray.kill returns before the actor is gone: under load an acquire could still reach the old one
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get_actor(name, namespace=NAMESPACE)
+        except ValueError:
+            break
+        time.sleep(0.1)
     asyncio.run(client.acquire("src"))  # no error: a new actor, given the limits back
     snap = asyncio.run(client.snapshot("src"))
     assert (snap["rpm"], snap["reservations"]) == (120, 1)
