@@ -249,18 +249,27 @@ def _to_sympy(tex: str) -> sympy.Expr:
         raise _Unknown(str(exc)) from exc
 
 
-def _same_value(a: sympy.Expr, b: sympy.Expr, trials: int = 3) -> bool:
+def _sampled_values(a: sympy.Expr, b: sympy.Expr, trials: int = 3) -> list[tuple[complex, complex]] | None:
+    """Both expressions' values at `trials` random positive points of their symbols; None when a value
+    cannot be computed or is not finite ("cannot tell")."""
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
     rng = random.Random(0)  # the same points every run: the verdict is reproducible
+    values = []
     for _ in range(trials):
         point = {s: rng.uniform(0.3, 3.0) for s in symbols}
         try:
             va, vb = complex(a.evalf(subs=point)), complex(b.evalf(subs=point))
         except (TypeError, ValueError, ZeroDivisionError):
-            return False
-        if not all(cmath.isfinite(v) for v in (va, vb)) or abs(va - vb) > 1e-9 * (1 + abs(va)):
-            return False
-    return True
+            return None
+        if not (cmath.isfinite(va) and cmath.isfinite(vb)):
+            return None
+        values.append((va, vb))
+    return values
+
+
+def _same_value(a: sympy.Expr, b: sympy.Expr) -> bool:
+    values = _sampled_values(a, b)
+    return values is not None and all(abs(va - vb) <= 1e-9 * (1 + abs(va)) for va, vb in values)
 
 
 def _sides(tex: str) -> tuple[list[str], list[str]]:
@@ -337,19 +346,11 @@ def same_relation(a: str, b: str) -> bool:
     return _proportional(diff_a, diff_b)
 
 
-def _proportional(a: sympy.Expr, b: sympy.Expr, trials: int = 3) -> bool:
-    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
-    rng = random.Random(0)
-    ratios = []
-    for _ in range(trials):
-        point = {s: rng.uniform(0.3, 3.0) for s in symbols}
-        try:
-            va, vb = complex(a.evalf(subs=point)), complex(b.evalf(subs=point))
-        except (TypeError, ValueError, ZeroDivisionError):
-            return False
-        if not all(cmath.isfinite(v) for v in (va, vb)) or abs(va) < 1e-12 or abs(vb) < 1e-12:
-            return False  # 0 = 0 states nothing: never "the same relation"
-        ratios.append(va / vb)
+def _proportional(a: sympy.Expr, b: sympy.Expr) -> bool:
+    values = _sampled_values(a, b)
+    if values is None or any(abs(va) < 1e-12 or abs(vb) < 1e-12 for va, vb in values):
+        return False  # 0 = 0 states nothing: never "the same relation"
+    ratios = [va / vb for va, vb in values]
     return all(abs(r - ratios[0]) <= 1e-9 * (1 + abs(ratios[0])) for r in ratios)
 
 
