@@ -83,14 +83,17 @@ def run_corpus_on_head(ray_head, monkeypatch, argv: list[str], cwd: Path) -> int
     from jobs.run_corpus import main
 
     was_connected = ray.is_initialized()
-    monkeypatch.chdir(cwd)
-    for key, value in ray_head.env().items():
-        if key.startswith("RAY_") or key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    monkeypatch.setenv("RAY_ADDRESS", ray_head.gcs_address)
     ray.shutdown()
     try:
-        return main(argv)
+        # the job's folder and environment only while it runs: a driver connected from `cwd` would give
+        # the head's workers that folder, not the repository, as their import path for later tests
+        with monkeypatch.context() as patch:
+            patch.chdir(cwd)
+            for key, value in ray_head.env().items():
+                if key.startswith("RAY_") or key.startswith("AWS_"):
+                    patch.setenv(key, value)
+            patch.setenv("RAY_ADDRESS", ray_head.gcs_address)
+            return main(argv)
     finally:
         ray.shutdown()
         if was_connected:
