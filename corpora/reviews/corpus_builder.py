@@ -21,11 +21,14 @@ shifted, so sentence indices line up across the copies of a review.
 Grounding (`BuildConfig.require_grounding`, on by default; `grounding.py`): a rule anchor edits only a
 value the paper states (the number with its context noun, the name, the year) in a sentence about
 the paper; a (sentence, anchor) pair that screening would open but grounding closes counts as
-`ungrounded`. A paper given only by its abstract leaves few places: that is the point.
+`ungrounded`. A paper given only by its abstract leaves few places: that is the point. The edit
+itself must be one the paper refutes (`grounding.edit_refutable`): its new value is not also what the
+paper states there nor written elsewhere in the review; a sentence where six draws find none counts
+as `unrefutable`.
 
 Counts per anchor (`InjectionCounts`): screened ((sentence, anchor) pairs that passed screening),
 ungrounded (pairs closed by grounding alone),
-attempts (edits produced), equivalent (discarded), duplicate (an earlier copy's injection, discarded),
+attempts (edits produced), unrefutable (rule edits the paper could not refute, given up), equivalent (discarded), duplicate (an earlier copy's injection, discarded),
 infeasible (no injector, no place, or Check_M said no), parse_failures and rejected (LLM), kept.
 """
 
@@ -35,29 +38,33 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from corpora.reviews.changes import change_span
 from corpora.reviews.equivalence import EquivalenceVerifier
+from corpora.reviews.grounding import edit_refutable
 from corpora.reviews.ingest import ReviewSource
 from corpora.reviews.llm_injector import InjectionParseError, InjectionRejected, LLMInjector
 from corpora.reviews.records import ReviewCopy, ReviewInjection, ReviewSentence, ReviewTruth
-from corpora.reviews.rule_injectors import rule_edit
+from corpora.reviews.rule_injectors import Candidate, RuleEdit, rule_edit
 from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_sentence
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 6
+INJECTION_RULES_VERSION = 7
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
 rating edits, sections in parentheses, self-counts, spelling variants; 5: formula numbers, names in
-title case, articles before numbers; 6: grounding, `BuildConfig.require_grounding`), so a corpus built by other rules gets another version and a
+title case, articles before numbers; 6: grounding, `BuildConfig.require_grounding`; 7: refutable
+edits (`grounding.edit_refutable`), small counts of the same thing, swapped-in names the paper never writes), so a corpus built by other rules gets another version and a
 run never resumes on it."""
 
-COUNT_KEYS = ("screened", "ungrounded", "attempts", "equivalent", "duplicate", "infeasible", "parse_failures", "rejected", "kept")
+COUNT_KEYS = ("screened", "ungrounded", "attempts", "unrefutable", "equivalent", "duplicate", "infeasible",
+              "parse_failures", "rejected", "kept")
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,8 @@ class _Pending:
 
 
 _LEAF_INFEASIBLE = "leaf infeasible"
+_EDIT_DRAWS = 6
+"""Rule edits drawn at a sentence before it is given up as unrefutable."""
 _FAILED = "failed"
 
 
@@ -182,10 +191,12 @@ class ReviewInjectionBuilder:
         places = rule_places(spec, sentence.text, copy.paper_text, require_grounding=self.config.require_grounding)
         leaves = [n.name for n in self.taxonomy.leaves(anchor)]
         if places and (self.config.prefer_rules or self.llm is None):
-            cand = rng.choice(places)
-            edit = rule_edit(spec.rule_injector, sentence.text, cand, rng, copy.paper_text)
-            leaf = edit.leaf if edit.leaf in leaves else None
             counts.add(anchor, "attempts")
+            edit = self._refutable_rule_edit(copy, sentence, spec.rule_injector, places, rng)
+            if edit is None:
+                counts.add(anchor, "unrefutable")
+                return _FAILED
+            leaf = edit.leaf if edit.leaf in leaves else None
             return _Pending(index, anchor, leaf, edit.apply(sentence.text), f"rule:{spec.rule_injector}")
         if self.llm is None:
             counts.add(anchor, "infeasible")
@@ -209,6 +220,25 @@ class ReviewInjectionBuilder:
             counts.add(anchor, "rejected")
             return _FAILED
         return _Pending(index, anchor, leaf, injected, "llm")
+
+    def _refutable_rule_edit(self, copy: ReviewCopy, sentence: ReviewSentence, injector: str,
+                             places: list[Candidate], rng: random.Random) -> RuleEdit | None:  # fmt: skip
+        """A rule edit at one of `places`; with grounding, one the paper refutes (`edit_refutable`:
+        the new value is neither what the paper states there nor written elsewhere in the review),
+        drawn up to `_EDIT_DRAWS` times; None when no draw is."""
+        if not self.config.require_grounding:
+            return rule_edit(injector, sentence.text, rng.choice(places), rng, copy.paper_text)
+        rest = copy.review_text[: sentence.start] + "\n" + copy.review_text[sentence.end :]
+        for _ in range(_EDIT_DRAWS):
+            cand = rng.choice(places)
+            edit = rule_edit(injector, sentence.text, cand, rng, copy.paper_text)
+            edited = edit.apply(sentence.text)
+            value_end = edit.start + len(edit.replacement)
+            value_start = value_end - len(edit.replacement if edit.start == cand.start else
+                                          re.sub(r"^\w+\s+", "", edit.replacement))  # "a Transformer": the name
+            if edit_refutable(cand.kind, edited, value_start, value_end, copy.paper_text, rest):
+                return edit
+        return None
 
     async def inject_copy(self, copy: ReviewCopy, screened: dict[int, tuple[str, ...]], n: int,
                           rng: random.Random, counts: InjectionCounts,

@@ -13,8 +13,15 @@ about the paper.
   near one of the paper's mentions of the value (rapidfuzz ratio, so "layer"/"layers" agree); an
   entity by name (whole word); a year or month by itself. A recency word or a modal has no value of
   its own: it is grounded when the sentence shares a content-word bigram with the paper.
+  A small count ("two datasets", "3 layers": up to twelve) is the reviewer's loose word unless the
+  paper counts the same thing: the sentence must name what it counts and the paper must write the
+  same count of it ("two datasets", "2 benchmark datasets"), not only the word near the number.
 - `about_paper`: the sentence talks about the paper: it names it ("the authors", "the paper",
   "they", "this work", "Table 3", "the results", ...) or shares a content-word bigram with it.
+- `edit_refutable`: the edited sentence is one the paper refutes: the new value is not one the paper
+  also states for the same thing (a number with its noun, a year, a swapped-in name the paper
+  mentions: "accuracy" -> "recall" in a paper that reports recall may still be true), and the review
+  itself does not write it elsewhere (a reviewer's own term or figure, "which I would call recall").
 
 Without the paper's text nothing is grounded (an empty `paper_text` grounds no place).
 Pure functions; the paper's numbers and bigrams are indexed once per paper (cached).
@@ -121,15 +128,54 @@ def _noun_near(noun: str, paper_text: str, offset: int) -> bool:
     return any(fuzz.ratio(noun, w) >= 80 for w in window)
 
 
+SMALL_COUNT = 12
+"""Counts up to this are the words reviewers use loosely ("the two experiments" of a paper with four)."""
+_COUNTED_WORDS = 3
+"""Words after a count in which the counted noun stands ("two new benchmark datasets")."""
+_NOT_COUNTED = frozenset("""new different main other additional large small simple separate distinct key major
+important interesting novel similar standard several further extra main popular common first last next previous
+following above below total overall specific various respective individual""".split())  # noqa: SIM905  # fmt: skip
+
+
+def _is_small_count(sentence: str, start: int, end: int) -> bool:
+    token = sentence[start:end].lower()
+    if token in _COUNT_WORDS:
+        return True
+    return token.isdigit() and int(token) <= SMALL_COUNT and not sentence[end : end + 2].lstrip().startswith(("%", "x", "×"))
+
+
+def _counted(text: str, end: int) -> list[str]:
+    """The content words right after a count (what it counts), adjectives of no kind left out."""
+    words = _content_words(text[end : end + 60])[:_COUNTED_WORDS]
+    return [w for w in words if w not in _NOT_COUNTED]
+
+
+def _same_count(sentence: str, start: int, end: int, paper_text: str, offsets: tuple[int, ...]) -> bool:
+    """The paper writes the sentence's count of the same thing: one of the paper's mentions of the
+    value is followed, within three words, by a word of those following the sentence's count."""
+    counted = _counted(sentence, end)
+    if not counted:
+        return False  # "two" alone, "2 of them": nothing the paper could be held to
+    for o in offsets:
+        m = _PAPER_NUMBER.match(paper_text, o) or _PAPER_COUNT_WORD.match(paper_text, o)
+        theirs = _counted(paper_text, m.end()) if m else []
+        if any(fuzz.ratio(a.rstrip("s"), b.rstrip("s")) >= 85 for a in counted for b in theirs):
+            return True
+    return False
+
+
 def number_grounded(sentence: str, start: int, end: int, paper_text: str) -> bool:
     """The number `sentence[start:end]` is a quantity the paper states: the same value in the paper's
-    text and, where the sentence says what it counts or measures, that word near one of its mentions."""
+    text and, where the sentence says what it counts or measures, that word near one of its mentions;
+    a small count needs the paper's count of the same thing (`_same_count`)."""
     value = _value(sentence[start:end])
     if value is None or not paper_text:
         return False
     offsets = _paper_values(paper_text).get(value, ())
     if not offsets:
         return False
+    if _is_small_count(sentence, start, end):
+        return _same_count(sentence, start, end, paper_text, offsets)
     noun = _context_noun(sentence, start, end)
     return noun is None or any(_noun_near(noun, paper_text, o) for o in offsets)
 
@@ -151,4 +197,29 @@ def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: s
     return name_grounded(token, paper_text)  # year, month, entity classes
 
 
-__all__ = ["about_paper", "name_grounded", "number_grounded", "place_grounded", "shares_bigram"]
+def _written_in(token: str, text: str) -> bool:
+    """`token` as a whole word (a number not inside a longer one), case-blind."""
+    return bool(text) and re.search(r"(?<![\w.\-])" + re.escape(token) + r"(?![\w\-]|\.\d)", text, re.I) is not None
+
+
+def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str, rest_of_review: str = "") -> bool:
+    """Whether the paper refutes the edited sentence at `edited[start:end]` (the new value of a
+    candidate of `kind`): the new value is not also what the paper states there (`number_grounded` on
+    the edited sentence; a year, month or swapped-in vocabulary name the paper writes), and the
+    review does not write it elsewhere (`rest_of_review`: the review without this sentence). A recency
+    word and a modal have no value to test; the paper's own names (`paper_*`, swapped for another of
+    the paper's names of the category) only the review test."""
+    if kind in ("recency", "modal"):
+        return True  # a word of time or certainty: what the sentence asserts changes, not a value
+    token = edited[start:end]
+    if _written_in(token, rest_of_review):
+        return False
+    if kind in ("number", "count_word"):
+        return not number_grounded(edited, start, end, paper_text)
+    if kind.startswith("paper_"):
+        return True
+    return not name_grounded(token, paper_text)  # year, month, a vocabulary name
+
+
+__all__ = ["SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
+           "shares_bigram"]

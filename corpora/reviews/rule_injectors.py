@@ -11,8 +11,9 @@ a character range of the sentence and its replacement, so the changed span is kn
   F1, ...) or a count. The new value keeps the format (decimals, thousands separators, range).
 - Temporal: a recency word ("recent" <-> "early", "prior" <-> "concurrent", ...), a modal verb
   ("might" -> "will", "will" -> "might", ...), or a year or month (Date Shift).
-- Entity: a model, dataset or metric name (data/entities.toml) or an acronym the paper uses often,
-  swapped for another of its class, preferring names the paper mentions.
+- Entity: a model, dataset or metric name (data/entities.toml), swapped for another of its class that
+  the paper never writes, or an acronym the paper uses often, swapped for another of the paper's
+  names of its category.
 """
 
 from __future__ import annotations
@@ -532,9 +533,10 @@ def entity_edit(sentence: str, cand: Candidate, rng: random.Random, paper_text: 
 
 def vocabulary_swaps(sentence: str, token: str, cls: str, paper_text: str = "") -> list[str]:
     """The names that may replace `token` (of class `cls`) in `sentence`: the class's names the paper
-    mentions, else any of the class; for a metric also another task's metric the paper itself reports
-    (never a text-overlap metric). Never the name itself, a loose synonym, a hypernym or hyponym of it,
-    nor a name the sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)."""
+    never writes (a name it does write may be as true there: "fine-tuned BERT" -> "fine-tuned RoBERTa"
+    in a paper that fine-tunes both; "an accuracy of 38%" -> "a recall of 38%" in a paper reporting
+    recall). Never the name itself, a loose synonym, a hypernym or hyponym of it, nor a name the
+    sentence already holds ("ALBERT, BERT, GPT2, RoBERTa" must not get a second BERT)."""
     metric = _is_metric(cls)
     held = sentence.lower()  # case-blind: "XLNET" in the sentence rules out "XLNet"
     loose = _loose_synonyms(token.lower())
@@ -542,24 +544,13 @@ def vocabulary_swaps(sentence: str, token: str, cls: str, paper_text: str = "") 
     # also blind to punctuation: "Cifar10" in the sentence rules out "CIFAR-10"
     held_tokens = {re.sub(r"[^a-z0-9]", "", w) for w in re.split(r"[\s,;:()\[\]]+", held)}
 
-    def allowed(terms: tuple[str, ...]) -> list[str]:
-        out = [t for t in terms if t.lower() != token.lower() and t.lower() not in loose
-               and not _term_re(t.lower(), False).search(held) and not _hypernym_related(t, token)
-               and re.sub(r"[^a-z0-9]", "", t.lower()) not in held_tokens]  # fmt: skip
-        if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
-            out = [t for t in out if t[1:].islower() == token[1:].islower()] or out
-        return out
-
-    vocabulary = entity_vocabulary()
-    terms = allowed(vocabulary[cls])
-    mentioned = _mentioned_in(paper_text, cls) if paper_text else ()
-    in_paper = [t for t in terms if t in mentioned]
-    if metric and paper_text and cls != "overlap_metric":
-        for other in vocabulary:
-            if other != cls and _is_metric(other) and other != "overlap_metric":
-                seen = _mentioned_in(paper_text, other)
-                in_paper += [t for t in allowed(vocabulary[other]) if t in seen]
-    return in_paper or terms
+    mentioned = _mentioned_in(paper_text, cls) if paper_text else frozenset()
+    out = [t for t in entity_vocabulary()[cls] if t.lower() != token.lower() and t.lower() not in loose
+           and not _term_re(t.lower(), False).search(held) and not _hypernym_related(t, token)
+           and re.sub(r"[^a-z0-9]", "", t.lower()) not in held_tokens and t not in mentioned]  # fmt: skip
+    if metric:  # a word for a word, an acronym for an acronym ("BLEU" never -> "PRECISION")
+        out = [t for t in out if t[1:].islower() == token[1:].islower()] or out
+    return out
 
 
 def _with_article(sentence: str, edit: RuleEdit) -> RuleEdit:

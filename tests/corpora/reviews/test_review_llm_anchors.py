@@ -128,4 +128,5 @@ def test_a_refused_leaf_leaves_the_anchors_other_leaves_open():
     (inj,) = corpus.truths[1].injections
     assert (inj.leaf, inj.original, inj.injected) == ("Reported Score Mismatch", "78.4", "81.6")
     assert corpus.counts.as_dict()["total"] == {"screened": 1, "attempts": 1, "equivalent": 0, "infeasible": 1,
-                                                     "parse_failures": 0, "rejected": 0, "kept": 1, "duplicate": 0, "ungrounded": 0}  # fmt: skip
+                                                     "parse_failures": 0, "rejected": 0, "kept": 1, "duplicate": 0, "ungrounded": 0,
+                                                     "unrefutable": 0}  # fmt: skip
