@@ -54,13 +54,16 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 7
+INJECTION_RULES_VERSION = 8
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
 rating edits, sections in parentheses, self-counts, spelling variants; 5: formula numbers, names in
 title case, articles before numbers; 6: grounding, `BuildConfig.require_grounding`; 7: refutable
-edits (`grounding.edit_refutable`), small counts of the same thing, swapped-in names the paper never writes), so a corpus built by other rules gets another version and a
+edits (`grounding.edit_refutable`), small counts of the same thing, swapped-in names the paper never writes;
+8: from held-out batch 7: no recency word nor the paper's own names, no name written twice in the sentence,
+no number tied to the sentence's others by arithmetic, no count whose items the sentence lists, no
+sentence about the field at large), so a corpus built by other rules gets another version and a
 run never resumes on it."""
 
 COUNT_KEYS = ("screened", "ungrounded", "attempts", "unrefutable", "equivalent", "duplicate", "infeasible",

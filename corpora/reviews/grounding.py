@@ -80,10 +80,23 @@ def shares_bigram(sentence: str, paper_text: str) -> bool:
     return bool(paper_text) and bool(_bigrams(_content_words(sentence)) & _paper_bigrams(paper_text))
 
 
+# What the field does, not the paper ("One of the most widely used methods to represent documents now
+# is a bidirectional LSTM"): such a sentence shares the paper's words without saying anything of it.
+_FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|generally|in\s+the\s+literature|"
+                    r"the\s+(?:field|community)|standard\s+practice|nowadays|these\s+days|typically|usually|"
+                    r"one\s+of\s+the\s+most|(?:many|most|other)\s+(?:recent\s+)?(?:works?|papers|methods|approaches))"
+                    r"(?![\w-])", re.I)  # fmt: skip
+
+
 def about_paper(sentence: str, paper_text: str) -> bool:
     """The sentence talks about the paper: it names it, its authors, results or parts, or shares a
-    content-word bigram with it. False without the paper's text."""
-    return bool(paper_text) and (bool(_ABOUT.search(sentence)) or shares_bigram(sentence, paper_text))
+    content-word bigram with it and says nothing of the field at large (`_FIELD`). False without the
+    paper's text."""
+    if not paper_text:
+        return False
+    if _ABOUT.search(sentence):
+        return True
+    return not _FIELD.search(sentence) and shares_bigram(sentence, paper_text)
 
 
 def _value(token: str) -> float | None:
@@ -188,13 +201,19 @@ def name_grounded(name: str, paper_text: str) -> bool:
 def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: str) -> bool:
     """Whether the thing a rule injector would change at `sentence[start:end]` (a candidate of `kind`)
     is grounded in the paper. `kind` is the candidate's: number/count_word, year/month, recency/modal,
-    or an entity class."""
+    or an entity class. Never grounded: a recency word, which dates other work ("other recent papers",
+    "earlier experiments on Atari": the paper seldom says how old they are, so "early" is not refuted),
+    and one of the paper's own names (`paper_*`), whose swap puts in another name the paper writes,
+    which may be as true there ("CCCP" -> "LW-SVM", the method CCCP is part of; "why ACER outperforms
+    A3C" -> "why DQN ...") (held-out batch 7)."""
     token = sentence[start:end]
     if kind in ("number", "count_word"):
         return number_grounded(sentence, start, end, paper_text)
-    if kind in ("recency", "modal"):
+    if kind == "modal":
         return shares_bigram(sentence, paper_text)
-    return name_grounded(token, paper_text)  # year, month, entity classes
+    if kind == "recency" or kind.startswith("paper_"):
+        return False
+    return name_grounded(token, paper_text)  # year, month, vocabulary entity classes
 
 
 def _written_in(token: str, text: str) -> bool:
@@ -207,8 +226,7 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
     candidate of `kind`): the new value is not also what the paper states there (`number_grounded` on
     the edited sentence; a year, month or swapped-in vocabulary name the paper writes), and the
     review does not write it elsewhere (`rest_of_review`: the review without this sentence). A recency
-    word and a modal have no value to test; the paper's own names (`paper_*`, swapped for another of
-    the paper's names of the category) only the review test."""
+    word and a modal have no value to test."""
     if kind in ("recency", "modal"):
         return True  # a word of time or certainty: what the sentence asserts changes, not a value
     token = edited[start:end]
@@ -216,9 +234,7 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
         return False
     if kind in ("number", "count_word"):
         return not number_grounded(edited, start, end, paper_text)
-    if kind.startswith("paper_"):
-        return True
-    return not name_grounded(token, paper_text)  # year, month, a vocabulary name
+    return not name_grounded(token, paper_text)  # year, month, a swapped-in name
 
 
 __all__ = ["SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",

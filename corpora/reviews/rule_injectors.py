@@ -135,6 +135,34 @@ def cited_elsewhere(before: str, paper_text: str) -> bool:
     return bool(paper_text) and bool(m) and m.group(1) not in paper_text
 
 
+# After a count, its items listed ("two directions, both from the parent and from siblings", "two
+# improvements: (1) ... (2) ..."): a new count disagrees with the list in the same sentence.
+_ITEMS_LISTED = re.compile(r"(?<![\w-])both(?![\w-])|\(\s*(?:1|i|a)\s*\)|(?:^|[\s:;,—–-])1[.)]\s", re.I)
+
+
+def _count_items_listed(sentence: str, end: int, value: float) -> bool:
+    return value.is_integer() and 2 <= value <= 12 and bool(_ITEMS_LISTED.search(sentence, end))
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def arithmetic_tied(value: float, others: list[float]) -> bool:
+    """`value` is tied to the sentence's other values by arithmetic: the sum or difference of two of
+    them, or with one gives another ("from 70% to 80%, a 10% gain"), or the number of values some bits
+    hold ("4 bits represent the 16 values"). A new value alone breaks the arithmetic of the sentence,
+    which shows the edit without the paper. `others`: the values of the sentence's other candidates
+    (identifiers, markers and years are none)."""
+    if any(_close(value, 2**w) or _close(w, 2**value) for w in others if 1 < w <= 64 and 1 < value <= 2**64):
+        return True
+    for i, a in enumerate(others):
+        for j, b in enumerate(others):
+            if i != j and (_close(value, a + b) or _close(value, a - b) or _close(b, value + a) or _close(b, a - value)):
+                return True
+    return False
+
+
 def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     marker_end = list_marker_end(sentence)  # "1.", "2)", "(a)", bullets: formatting, never an edit target
     out = []
@@ -184,7 +212,18 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     for m in _COUNT_WORD.finditer(sentence):
         if not _ANAPHORA_BEFORE.search(sentence[: m.start()]):
             out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
-    return sorted(out, key=lambda c: c.start)
+    values = [_candidate_value(sentence, c) for c in out]
+    kept = [c for i, c in enumerate(out) if c.kind == "year"
+            or not (arithmetic_tied(values[i], [v for j, v in enumerate(values) if j != i and out[j].kind != "year"])
+                    or _count_items_listed(sentence, c.end, values[i]))]  # fmt: skip
+    return sorted(kept, key=lambda c: c.start)
+
+
+def _candidate_value(sentence: str, cand: Candidate) -> float:
+    token = sentence[cand.start : cand.end]
+    if cand.kind == "count_word":
+        return float(_COUNT_WORDS.index(token.lower()) + 2)
+    return float(token.replace(",", ""))
 
 
 def _format_like(value: float, token: str) -> str:
@@ -477,6 +516,12 @@ def _defined_here(sentence: str, start: int, end: int) -> bool:
     return len(words) == len(letters) and all(w[0].upper() == ch for w, ch in zip(words, letters, strict=True))
 
 
+def _named_again(sentence: str, term: str) -> bool:
+    """The sentence names `term` more than once ("what a trained LSTM has learnt ... performs similarly to
+    the LSTM"): one swapped mention beside the other shows the edit without the paper."""
+    return len(re.findall(r"(?<![\w\-])" + re.escape(term) + r"(?![\w\-])", sentence, re.I)) > 1
+
+
 def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     out: list[Candidate] = []
     taken: list[tuple[int, int]] = []
@@ -492,6 +537,8 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
                 continue
             if _inside_title_case_name(sentence, m.start(), m.end()):
                 continue  # "Spatial Transformer Networks" is a name, not the Transformer
+            if _named_again(sentence, m.group(0)):
+                continue
             if not vocabulary_swaps(sentence, m.group(0), cls, paper_text):
                 continue  # nothing of its kind to put in its place
             leaf = "Benchmark Entity Swap" if cls.endswith("dataset") or _is_metric(cls) else "Attribute Substitution"
@@ -499,7 +546,7 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
     entities = paper_entities(paper_text) if paper_text else {}
     for m in _ACRONYM.finditer(sentence):
         term = m.group(1)
-        if term not in entities or any(a < m.end() and m.start() < b for a, b in taken):
+        if term not in entities or any(a < m.end() and m.start() < b for a, b in taken) or _named_again(sentence, term):
             continue
         if not _paper_swaps(term, entities, sentence) or _defined_here(sentence, m.start(), m.end()):
             continue
