@@ -32,7 +32,8 @@ _INTERROGATIVES = re.compile(
 )
 
 # The reviewer's hedges, speculation and suggestions. Modal verbs first; then adverbs and first-person
-# stances; "it would be" and "I suggest" are covered by "would" and "suggest". A hypothetical ("we can
+# stances; "it would be" and "I suggest" are covered by "would" and "suggest"; a need the reviewer states
+# ("a more principled approach to improve the accuracy ... is needed") is a suggestion. A hypothetical ("we can
 # imagine a problem where ...") and the reviewer's own rating ("I will increase my rating to 8",
 # "Edited the score 6->7") say nothing about the paper either.
 _HEDGE = re.compile(
@@ -42,7 +43,8 @@ _HEDGE = re.compile(
     r"(?:edit|updat|chang|rais|lower|increas|decreas|revis)\w*\s+(?:my\s+|the\s+|our\s+)?(?:score|rating)|"
     r"(?:i|we)\s+(?:think|believe|feel|guess|hope)|in\s+my\s+(?:opinion|view)|it\s+(?:seems|appears)|"
     r"unclear\s+(?:whether|if|how|why)|not\s+(?:sure|clear)\s+(?:whether|if|how|why)|future\s+work|"
-    r"would\s+be\s+(?:interesting|nice|helpful|useful|good|valuable|beneficial|great))(?![\w-])",
+    r"would\s+be\s+(?:interesting|nice|helpful|useful|good|valuable|beneficial|great)|"
+    r"(?:is|are)\s+(?:(?:still|also|clearly)\s+)?(?:needed|required|necessary|warranted|missing))(?![\w-])",
     re.I,
 )
 # "suggest" as the paper's or its results' verb ("the results suggest that") is a reported claim.

@@ -54,7 +54,7 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 8
+INJECTION_RULES_VERSION = 9
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
@@ -63,7 +63,9 @@ title case, articles before numbers; 6: grounding, `BuildConfig.require_groundin
 edits (`grounding.edit_refutable`), small counts of the same thing, swapped-in names the paper never writes;
 8: from held-out batch 7: no recency word nor the paper's own names, no name written twice in the sentence,
 no number tied to the sentence's others by arithmetic, no count whose items the sentence lists, no
-sentence about the field at large), so a corpus built by other rules gets another version and a
+sentence about the field at large; 9: from held-out batch 8 and the ReviewCritique labels: a year
+grounded by the paper's citation of a name the sentence gives, no bound or approximation ("over 40"),
+no model beside its size, no value the review states again elsewhere, items listed in parentheses), so a corpus built by other rules gets another version and a
 run never resumes on it."""
 
 COUNT_KEYS = ("screened", "ungrounded", "attempts", "unrefutable", "equivalent", "duplicate", "infeasible",
@@ -239,7 +241,8 @@ class ReviewInjectionBuilder:
             value_end = edit.start + len(edit.replacement)
             value_start = value_end - len(edit.replacement if edit.start == cand.start else
                                           re.sub(r"^\w+\s+", "", edit.replacement))  # "a Transformer": the name
-            if edit_refutable(cand.kind, edited, value_start, value_end, copy.paper_text, rest):
+            original = sentence.text[cand.start : cand.end]
+            if edit_refutable(cand.kind, edited, value_start, value_end, copy.paper_text, rest, original):
                 return edit
         return None
 

@@ -11,7 +11,8 @@ about the paper.
   equation numbers, and a number opening a line (a heading's), are no quantities), and where the sentence names what it
   counts or measures (the word after it, "5 layers", or before it, "accuracy of 85.4") that noun
   near one of the paper's mentions of the value (rapidfuzz ratio, so "layer"/"layers" agree); an
-  entity by name (whole word); a year or month by itself. A recency word or a modal has no value of
+  entity by name (whole word); a year the paper cites with a name the sentence gives (`year_grounded`),
+  else as a value; a month by itself. A recency word or a modal has no value of
   its own: it is grounded when the sentence shares a content-word bigram with the paper.
   A small count ("two datasets", "3 layers": up to twelve) is the reviewer's loose word unless the
   paper counts the same thing: the sentence must name what it counts and the paper must write the
@@ -35,7 +36,7 @@ from functools import cache
 
 from rapidfuzz import fuzz
 
-from corpora.reviews.rule_injectors import is_identifier_context
+from corpora.reviews.rule_injectors import is_identifier_context, venue_names
 
 _STOP = frozenset("""a an the and or but nor of in on at to for from by with without into onto over under than then
 that this these those there their they them it its is are was were be been being has have had do does did not no
@@ -81,22 +82,28 @@ def shares_bigram(sentence: str, paper_text: str) -> bool:
 
 
 # What the field does, not the paper ("One of the most widely used methods to represent documents now
-# is a bidirectional LSTM"): such a sentence shares the paper's words without saying anything of it.
-_FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|generally|in\s+the\s+literature|"
+# is a bidirectional LSTM"; "n-step returns have been shown to work better than 1-step returns both in
+# the classical RL literature and ..."): such a sentence shares the paper's words without saying
+# anything of it. Unless it names the paper itself (`_NAMES_PAPER`), it is not about the paper.
+_FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|generally|literature|"
                     r"the\s+(?:field|community)|standard\s+practice|nowadays|these\s+days|typically|usually|"
-                    r"one\s+of\s+the\s+most|(?:many|most|other)\s+(?:recent\s+)?(?:works?|papers|methods|approaches))"
+                    r"one\s+of\s+the\s+most|(?:many|most|other|prior|previous|earlier)\s+(?:recent\s+)?"
+                    r"(?:works?|papers|methods|approaches|studies)|(?:has|have)\s+been\s+shown|it\s+is\s+(?:well\s+)?known)"
                     r"(?![\w-])", re.I)  # fmt: skip
+_NAMES_PAPER = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission|proposed\s+\w+)|"
+                          r"this\s+(?:paper|work|study|submission|manuscript|approach|method)|they|their|"
+                          r"(?:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix)\s*\(?\d+)(?![\w-])", re.I)  # fmt: skip
 
 
 def about_paper(sentence: str, paper_text: str) -> bool:
     """The sentence talks about the paper: it names it, its authors, results or parts, or shares a
-    content-word bigram with it and says nothing of the field at large (`_FIELD`). False without the
-    paper's text."""
+    content-word bigram with it; a sentence about the field at large (`_FIELD`) only when it names the
+    paper itself. False without the paper's text."""
     if not paper_text:
         return False
-    if _ABOUT.search(sentence):
-        return True
-    return not _FIELD.search(sentence) and shares_bigram(sentence, paper_text)
+    if _FIELD.search(sentence):
+        return bool(_NAMES_PAPER.search(sentence))
+    return bool(_ABOUT.search(sentence)) or shares_bigram(sentence, paper_text)
 
 
 def _value(token: str) -> float | None:
@@ -198,6 +205,50 @@ def name_grounded(name: str, paper_text: str) -> bool:
     return bool(paper_text) and re.search(r"(?<![\w\-])" + re.escape(name) + r"(?![\w\-])", paper_text) is not None
 
 
+_YEAR = re.compile(r"(?<![\w.])((?:19|20)\d{2})[a-z]?(?!\w)")
+_CAPITALISED = re.compile(r"(?<![\w-])([A-Z][A-Za-z'\-]{2,})(?![\w-])")
+_NOT_NAMES = frozenset("""The This That These Those There Their They Our We In On For From With And But Table Figure
+Section Appendix Proceedings Conference International Journal Advances Workshop Transactions Annual Meeting Association
+Computational Linguistics Neural Information Processing Systems Learning Representations Machine Vision Pattern
+Recognition Computer Science University Press Springer IEEE ACM Volume Ref See Also However While Although""".split())  # noqa: SIM905  # fmt: skip
+_CITATION_WINDOW = 40
+"""Characters before a year in the paper in which the cited names stand ("Reed & de Freitas, 2016")."""
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words that may name an author or a work; venues ("ICLR") are none."""
+    venues = venue_names()
+    return {m.group(1) for m in _CAPITALISED.finditer(text) if m.group(1) not in _NOT_NAMES and m.group(1) not in venues}
+
+
+@cache
+def _paper_citations(paper_text: str) -> frozenset[tuple[str, str]]:
+    """(name, year) of each of the paper's mentions of a year with the capitalised names before it:
+    its citations ("Mnih et al. (2016)", "(Reed & de Freitas, 2016)")."""
+    out: set[tuple[str, str]] = set()
+    for m in _YEAR.finditer(paper_text):
+        for name in _names(paper_text[max(0, m.start() - _CITATION_WINDOW) : m.start()]):
+            out.add((name, m.group(1)))
+    return frozenset(out)
+
+
+def year_grounded(sentence: str, start: int, end: int, paper_text: str) -> bool:
+    """The year `sentence[start:end]` is one the paper states for the same thing. Where the sentence
+    names a work (capitalised names: authors, a title), the paper must cite one of those names with
+    that year: the year of a work the paper never cites ("Peters et al. ... ASONAM 2010", the reviewer's
+    own reference list: "[1] 'Asynchronous Methods for Deep RL', ICML 2016") is no claim the paper can
+    check (held-out batch 8). Where it names none ("3 datasets released in 2021"), the year as a value:
+    in the paper with the sentence's word beside it near one of its mentions (`number_grounded`)."""
+    if not paper_text:
+        return False
+    names = _names(sentence)
+    if names:
+        year = sentence[start:end]
+        citations = _paper_citations(paper_text)
+        return any((name, year) in citations for name in names)
+    return number_grounded(sentence, start, end, paper_text)
+
+
 def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: str) -> bool:
     """Whether the thing a rule injector would change at `sentence[start:end]` (a candidate of `kind`)
     is grounded in the paper. `kind` is the candidate's: number/count_word, year/month, recency/modal,
@@ -213,7 +264,9 @@ def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: s
         return shares_bigram(sentence, paper_text)
     if kind == "recency" or kind.startswith("paper_"):
         return False
-    return name_grounded(token, paper_text)  # year, month, vocabulary entity classes
+    if kind == "year":
+        return year_grounded(sentence, start, end, paper_text)
+    return name_grounded(token, paper_text)  # month, vocabulary entity classes
 
 
 def _written_in(token: str, text: str) -> bool:
@@ -221,21 +274,39 @@ def _written_in(token: str, text: str) -> bool:
     return bool(text) and re.search(r"(?<![\w.\-])" + re.escape(token) + r"(?![\w\-]|\.\d)", text, re.I) is not None
 
 
-def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str, rest_of_review: str = "") -> bool:
+def _states_again(original: str, after: str, rest_of_review: str) -> bool:
+    """The review writes the original value of the same thing elsewhere ("two very different domains"
+    here, "the two domains" in the next sentence): an edit in one place leaves the review contradicting
+    itself, which shows it."""
+    counted = _counted(after, 0)
+    if not counted or not rest_of_review:
+        return False
+    noun = counted[0].rstrip("s")
+    pattern = r"(?<![\w.\-])" + re.escape(original) + r"(?:[\s%x×-]+[\w-]+){0,3}?[\s%x×-]+" + re.escape(noun) + r"s?\b"
+    return re.search(pattern, rest_of_review, re.I) is not None
+
+
+def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str, rest_of_review: str = "",
+                   original: str = "") -> bool:  # fmt: skip
     """Whether the paper refutes the edited sentence at `edited[start:end]` (the new value of a
     candidate of `kind`): the new value is not also what the paper states there (`number_grounded` on
     the edited sentence; a year, month or swapped-in vocabulary name the paper writes), and the
-    review does not write it elsewhere (`rest_of_review`: the review without this sentence). A recency
+    review does not write it elsewhere (`rest_of_review`: the review without this sentence), nor, for
+    a number, the `original` value of the same thing (`_states_again`). A recency
     word and a modal have no value to test."""
     if kind in ("recency", "modal"):
         return True  # a word of time or certainty: what the sentence asserts changes, not a value
     token = edited[start:end]
     if _written_in(token, rest_of_review):
         return False
+    if kind in ("number", "count_word") and original and _states_again(original, edited[end:], rest_of_review):
+        return False
     if kind in ("number", "count_word"):
         return not number_grounded(edited, start, end, paper_text)
-    return not name_grounded(token, paper_text)  # year, month, a swapped-in name
+    if kind == "year":
+        return not year_grounded(edited, start, end, paper_text)
+    return not name_grounded(token, paper_text)  # month, a swapped-in name
 
 
 __all__ = ["SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
-           "shares_bigram"]
+           "shares_bigram", "year_grounded"]

@@ -117,14 +117,15 @@ def _is_year(token: str) -> bool:
     return token.isdigit() and len(token) == 4 and 1900 <= int(token) <= 2099
 
 
-def _venues() -> frozenset[str]:
+def venue_names() -> frozenset[str]:
+    """The venues of entities.toml ("ICLR", "NeurIPS", ...)."""
     return frozenset(_entities_file().get("venues", ()))
 
 
 def year_is_name_part(before: str) -> bool:
     """A year-like number right after an acronym that is no venue: part of a name ("JPEG 2000")."""
     m = _ACRONYM_BEFORE.search(before)
-    return bool(m) and m.group(1) not in _venues()
+    return bool(m) and m.group(1) not in venue_names()
 
 
 def cited_elsewhere(before: str, paper_text: str) -> bool:
@@ -140,8 +141,27 @@ def cited_elsewhere(before: str, paper_text: str) -> bool:
 _ITEMS_LISTED = re.compile(r"(?<![\w-])both(?![\w-])|\(\s*(?:1|i|a)\s*\)|(?:^|[\s:;,—–-])1[.)]\s", re.I)
 
 
+_LIST_AFTER = re.compile(r"\(([^()]*)\)|:\s*([^.;]*)")
+"""A parenthesis or a colon after a count, holding its items ("six knowledge types (entity, dictionary,
+commonsense, event, script, causality)")."""
+
+
 def _count_items_listed(sentence: str, end: int, value: float) -> bool:
-    return value.is_integer() and 2 <= value <= 12 and bool(_ITEMS_LISTED.search(sentence, end))
+    if not (value.is_integer() and 2 <= value <= 12):
+        return False
+    if _ITEMS_LISTED.search(sentence, end):
+        return True
+    for m in _LIST_AFTER.finditer(sentence, end):
+        items = [i for i in re.split(r",|;|\band\b|\bor\b|/", m.group(1) or m.group(2) or "") if i.strip()]
+        if len(items) == int(value):
+            return True
+    return False
+
+
+# A bound or an approximation ("over 40 tasks", "more than 2x", "about 6000"): the paper's "40+" does not
+# refute "over 46", nor "roughly 6000" a "roughly 5000" of the reviewer's.
+_APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:over|more\s+than|fewer\s+than|less\s+than|at\s+least|at\s+most|about|around|"
+                                 r"approximately|approx\.?|roughly|nearly|almost|some|circa|ca\.)|[~≈<>≥≤]|>=|<=)\s*$", re.I)  # fmt: skip
 
 
 def _close(a: float, b: float) -> bool:
@@ -192,6 +212,10 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             continue  # a numbered point: "Weakness 1: ...", "... 2. The ..."
         if after.startswith("- ") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[(,;:])\s*$", before):
             continue  # an enumeration "(1- quick acquisition ..., 2- slower ...)"; "on 1- and 5-shot" is a value
+        if re.match(r"/\d", after):
+            continue  # a fraction's numerator ("1/48" is one value; "4/48" shows the edit)
+        if not _is_year(token) and _APPROXIMATE_BEFORE.search(before) and not _PVALUE_CONTEXT.search(before):
+            continue  # a bound or an approximation, not a value the paper refutes when moved
         if _is_year(token):
             leaf = "Citation Year Substitution" if _CITATION_CONTEXT.search(before) else "Event Year Fabrication"
             out.append(Candidate(m.start(), m.end(), leaf, "year"))
@@ -210,7 +234,7 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             leaf = "Count Mismatch"
         out.append(Candidate(m.start(), m.end(), leaf, "number"))
     for m in _COUNT_WORD.finditer(sentence):
-        if not _ANAPHORA_BEFORE.search(sentence[: m.start()]):
+        if not _ANAPHORA_BEFORE.search(sentence[: m.start()]) and not _APPROXIMATE_BEFORE.search(sentence[: m.start()]):
             out.append(Candidate(m.start(), m.end(), "Count Mismatch", "count_word"))
     values = [_candidate_value(sentence, c) for c in out]
     kept = [c for i, c in enumerate(out) if c.kind == "year"
@@ -516,6 +540,11 @@ def _defined_here(sentence: str, start: int, end: int) -> bool:
     return len(words) == len(letters) and all(w[0].upper() == ch for w, ch in zip(words, letters, strict=True))
 
 
+# A model named with its size ("GPT-3 with 175B parameters", "T5 (11B)"): another model beside that
+# size is often known not to have it ("Phi-2 with 175B parameters"), which shows the edit.
+_SIZE_AFTER = re.compile(r"[^.;]{0,25}?\b\d+(?:\.\d+)?\s?(?:[BMK]\b|billion|million)", re.I)
+
+
 def _named_again(sentence: str, term: str) -> bool:
     """The sentence names `term` more than once ("what a trained LSTM has learnt ... performs similarly to
     the LSTM"): one swapped mention beside the other shows the edit without the paper."""
@@ -537,7 +566,7 @@ def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
                 continue
             if _inside_title_case_name(sentence, m.start(), m.end()):
                 continue  # "Spatial Transformer Networks" is a name, not the Transformer
-            if _named_again(sentence, m.group(0)):
+            if _named_again(sentence, m.group(0)) or (cls.endswith("model") and _SIZE_AFTER.match(sentence, m.end())):
                 continue
             if not vocabulary_swaps(sentence, m.group(0), cls, paper_text):
                 continue  # nothing of its kind to put in its place

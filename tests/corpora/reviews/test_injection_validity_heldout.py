@@ -75,6 +75,15 @@ def test_heldout_labels_are_complete_and_give_the_documented_figures():
     assert _validity(rows, "seeds_after_fix", 5) == {"Entity": (5, 5), "Number": (5, 5), "Temporal": (4, 4)}
     # batch 6: the rules after batch 5's fixes, on 6 more dev reviews (papers 355, 356), not changed since
     assert _validity(rows, "seeds_heldout", 6) == {"Entity": (0, 1), "Number": (3, 3)}
+    # batch 7: rules version 7 (refutable edits, written before this batch was read) on 36 PeerRead ICLR
+    # 2017 *test* reviews of 12 papers with their parsed papers' text, seeds 0-4, labelled before any
+    # change; then version 8, made on these labels (not held out after)
+    assert _validity(rows, "seeds_heldout", 7) == {"Entity": (28, 35), "Number": (23, 28), "Temporal": (0, 2)}
+    assert _validity(rows, "seeds_after_fix", 7) == {"Entity": (22, 22), "Number": (26, 28)}
+    # batch 8: rules version 8, frozen before it was read, on 36 more test reviews (41 with repeats
+    # split) of 12 papers: 39/43 = 90.7 %; then version 9 (years by citation, field statements)
+    assert _validity(rows, "seeds_heldout", 8) == {"Entity": (17, 17), "Number": (15, 19), "Temporal": (7, 7)}
+    assert _validity(rows, "seeds_after_fix", 8) == {"Entity": (17, 17), "Number": (21, 21), "Temporal": (12, 12)}
 
 
 def test_identifiers_after_a_label_are_not_values():
@@ -98,7 +107,7 @@ def test_numbers_inside_names_and_enumerations_are_not_values():
     assert _numbers(venue) == ["2016"] and [venue[c.start : c.end] for c in temporal_candidates(venue)] == ["2016"]
     s = ("to satisfy the two main desiderata of few shot learning (1- quick acquisition of new knowledge, 2- slower "
          "extraction of general transferable knowledge) on 1- and 5-shot learning")  # fmt: skip
-    assert _numbers(s) == ["two", "1", "5"]
+    assert _numbers(s) == ["1", "5"]  # "two" desiderata, listed in the parenthesis after them, stay two
 
 
 def test_citation_years_only_for_works_the_paper_names():
@@ -220,3 +229,64 @@ def test_fourth_round_formula_numbers_names_and_articles_of_numbers():
     for seed in range(20):
         after = rule_edit("number", s, number_candidates(s)[0], random.Random(seed)).apply(s)
         assert after.startswith(("This is a ", "This is an 8 ", "This is an 11 ")), after
+
+
+def test_seventh_round_edits_a_reader_sees_through_and_sentences_about_the_field():
+    """Batch 7 (held-out PeerRead test reviews under rules 7): what its labels found invalid."""
+    number, entity, temporal = (review_taxonomy().anchor(a) for a in ("Number", "Entity", "Temporal"))
+    # the arithmetic of the sentence ties the number to the others: 16 = 2^4
+    s = ("- other values are represented with 5 bits, where the first bit is needed to distinguish from 0, and the "
+         "remaining 4 bits represent the 16 different values for the powers of 2.")  # fmt: skip
+    assert "16" not in _numbers(s) and "4" not in _numbers(s)
+    assert _numbers("Accuracy rises from 70.2% to 80.5%, a 10.3% gain, with 3 layers.") == ["3"]
+    # a count whose items the sentence lists ("two directions, both from the parent and from siblings")
+    s = ("I like the model architecture since it has two clear improvements over traditional approaches — (1) the "
+         "information flows in two directions, both from the parent and from siblings.")  # fmt: skip
+    assert _numbers(s) == []
+    assert _numbers("The authors list (1) 4 tasks and (2) 5 metrics.") == ["4", "5"]  # the markers are no items
+    # a name written twice: one swapped mention beside the other shows the edit
+    s = ("This work proposes a pattern extraction method to both understand what a trained LSTM has learnt and to "
+         "allow implementation of a hand-coded algorithm that performs similarly to the LSTM.")  # fmt: skip
+    assert entity_candidates(s) == []
+    # a sentence about the field at large shares the paper's words without saying anything of it
+    paper = "We average word embeddings; the final hidden states of an LSTM are a document representation baseline."
+    s = ("One of the most widely used method to represent documents now is to have a bidirectional LSTM and "
+         "concatenate the final hidden states as the document representation.")  # fmt: skip
+    assert rule_places(entity, s, paper, require_grounding=True) == []
+    assert rule_places(entity, "The authors compare with a bidirectional LSTM baseline.", paper, require_grounding=True)
+    # a recency word dates other work; the paper's own names swap for names the paper also writes
+    paper = ("We compare with recent one-shot papers. We propose LW-SVM, trained by CCCP with BCFW in the inner loop. "
+             "LW-SVM method. The LW-SVM approach. CCCP method and the CCCP approach. BCFW algorithm, the BCFW method.")  # fmt: skip
+    s = "Compared to other recent papers on one-shot learning, the proposed method is simpler."
+    assert rule_places(temporal, s, paper, require_grounding=True) == []
+    s = "Using CCCP style optimization, the authors show a monotonic decrease of the objective can be guaranteed."
+    assert [c.kind for c in entity_candidates(s, paper)] == ["paper_method"]  # a candidate, never grounded
+    assert rule_places(entity, s, paper, require_grounding=True) == []
+    assert rule_places(number, "The paper evaluates 5 bits per weight.", paper, require_grounding=True) == []
+
+
+def test_eighth_round_years_of_works_the_paper_never_cites_and_claims_about_the_literature():
+    """Batch 8 (held-out PeerRead test reviews under rules 8) and the ReviewCritique labels of rules 8."""
+    number, temporal = (review_taxonomy().anchor(a) for a in ("Number", "Temporal"))
+    paper = ("Graph convolutions follow Defferrard et al. (2016). Asynchronous actor-critic agents (Mnih et al., "
+             "2016) use n-step returns. We evaluate on 3 datasets released in 2021.")  # fmt: skip
+    years = lambda s, spec: [s[c.start : c.end] for c in rule_places(spec, s, paper, require_grounding=True)]  # noqa: E731
+    # a year the paper cites with a name the sentence gives; the reviewer's own references are no claim
+    s = "The proposed algorithm is a simple adaptation of graph convolutional networks (ref Defferrard 2016 in the paper)."
+    assert years(s, number) == years(s, temporal) == ["2016"]
+    assert years('[1] "Asynchronous Methods for Deep Reinforcement Learning", ICML 2016.', temporal) == []
+    assert years("In Advances in Social Networks Analysis and Mining (ASONAM), 2010 International Conference on.",
+                 number) == []  # fmt: skip
+    assert years("The authors evaluate on 3 datasets released in 2021.", temporal) == ["2021"]  # no name: a value
+    # what the literature has shown is no claim about the paper, whatever words it shares with it
+    s = ("As pointed out in the questions, n-step returns have been shown to work better than 1-step returns both "
+         "in the classical RL literature and more recently with deep networks.")  # fmt: skip
+    assert years(s, number) == []
+    # a bound or an approximation, a fraction's numerator, a count whose items the parenthesis lists
+    assert _numbers("Experiments on over 40 tasks show gains; about 6000 dialogues; at least 3 seeds.") == []
+    assert _numbers("A tiny version achieves 96.7% of BERT-base performance with 1/48 parameters.") == ["96.7"]
+    s = "KiC uses six knowledge types (entity, dictionary, commonsense, event, script, causality) in its memory."
+    assert _numbers(s) == []
+    assert _numbers("The p-value is p < 0.05 for the main result.") == ["0.05"]  # a test's threshold stays a value
+    # a model beside its size: another model there is often known not to have it ("Phi-2 with 175B")
+    assert entity_candidates("The largest model tested (GPT-3 with 175B parameters) can learn to ground words.") == []
