@@ -5,7 +5,7 @@ held-out review-injection corpus (issue 22: validity measured on reviews the rul
     python jobs/build_review_corpus.py /tmp/peerread.jsonl --seed 0 --copies 2 --out /tmp/peerread_corpus
 
 A PeerRead split folder holds `reviews/<id>.json` (title, abstract, `reviews`: each with `comments`,
-`OTHER_KEYS` naming the reviewer, `IS_META_REVIEW`) and `parsed_pdfs/<id>.pdf.json` (science-parse:
+and in ICLR 2017 `OTHER_KEYS` naming the reviewer and `IS_META_REVIEW`; ACL 2017 names nobody) and `parsed_pdfs/<id>.pdf.json` (science-parse:
 `metadata.sections` with `heading` and `text`). Kept: official reviews only (the reviewer is an
 "AnonReviewer"; no meta-review, no author reply or public comment, no empty pre-review question),
 each once (PeerRead repeats its review lists). The paper text is the title, abstract and the parsed
@@ -33,9 +33,20 @@ def paper_text(title: str, abstract: str, parsed_pdf: Path | None) -> str:
 
 
 def official_reviews(paper: dict) -> Iterator[tuple[str, str]]:
-    """(reviewer, text) of each official review, first occurrence only."""
+    """(reviewer, text) of each official review, first occurrence only. ICLR reviews name their
+    reviewer ("ICLR 2017 conference AnonReviewer3"); ACL 2017 and CoNLL 2016 reviews name nobody and
+    every entry is an official review (`R<k>` by its place in the list)."""
+    reviews = paper.get("reviews") or []
+    if not any("OTHER_KEYS" in r for r in reviews):
+        seen_texts: set[str] = set()
+        for k, review in enumerate(reviews, 1):
+            text = (review.get("comments") or "").strip()
+            if text and text not in seen_texts:
+                seen_texts.add(text)
+                yield f"R{k}", text
+        return
     seen: set[tuple[str, str]] = set()
-    for review in paper.get("reviews") or []:
+    for review in reviews:
         who = str(review.get("OTHER_KEYS") or "")
         text = (review.get("comments") or "").strip()
         if review.get("IS_META_REVIEW") or "AnonReviewer" not in who or not text:
