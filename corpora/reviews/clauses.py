@@ -99,10 +99,18 @@ def _reported_at(sentence: str, pos: int, breaks: list[tuple[int, int]]) -> bool
     return any(clause_start <= r <= pos and "," not in sentence[r:pos] for r in reported_starts(sentence))
 
 
+# A sentence that opens with a condition is the reviewer's hypothetical ("3. If the authors were able to
+# report that their 3-way chunk-based ensemble comes close to ..."), whatever follows the condition.
+_HYPOTHETICAL_OPENING = re.compile(r"(?:if|had|were|unless|suppose|supposing|assuming)\b", re.I)
+
+
 def hedged_spans(sentence: str) -> list[tuple[int, int]]:
     """The character ranges under the reviewer's own hedge, speculation or suggestion: from the start
-    of the clause holding a hedge word to the clause's end. A hedge in a clause reported from the
-    paper is the paper's, and leaves that clause a claim about the paper."""
+    of the clause holding a hedge word to the clause's end; all of a sentence that opens with a
+    condition. A hedge in a clause reported from the paper is the paper's, and leaves that clause a
+    claim about the paper."""
+    if _HYPOTHETICAL_OPENING.match(_body(sentence)):
+        return [(0, len(sentence))]
     breaks = [(m.start(), m.end()) for m in _SCOPE_BREAK.finditer(sentence)]
     spans: list[tuple[int, int]] = []
     for m in _HEDGE.finditer(sentence):
@@ -115,6 +123,19 @@ def hedged_spans(sentence: str) -> list[tuple[int, int]]:
         else:
             spans.append((start, end))
     return spans
+
+
+# An example given for the sentence before ("I would like to see results on state-of-the-art nets. For
+# instance a network with 0.5% - 0.8% in MNIST."): it belongs to that sentence's hedge or suggestion.
+_EXAMPLE_OPENING = re.compile(r"(?:for\s+(?:instance|example)|e\.g\.|such\s+as|say|like)\b", re.I)
+
+
+def continues_hedge(previous: str, sentence: str) -> bool:
+    """`sentence` gives an example for `previous`, whose last clause is the reviewer's hedge or suggestion."""
+    if not _EXAMPLE_OPENING.match(_body(sentence)):
+        return False
+    spans = hedged_spans(previous)
+    return bool(spans) and spans[-1][1] >= len(previous.rstrip(" .!")) - 1
 
 
 # A claim that the paper lacks something: swapping the thing for another the paper also lacks leaves

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from corpora.reviews.changes import change_span
+from corpora.reviews.clauses import continues_hedge
 from corpora.reviews.equivalence import EquivalenceVerifier
 from corpora.reviews.grounding import edit_refutable
 from corpora.reviews.ingest import ReviewSource
@@ -54,7 +55,7 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 9
+INJECTION_RULES_VERSION = 10
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,
@@ -174,6 +175,8 @@ class ReviewInjectionBuilder:
         grounding = self.config.require_grounding
         for s in copy.sentences:
             allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors, grounding)
+            if s.index and continues_hedge(copy.sentences[s.index - 1].text, s.text):
+                allowed = tuple(a for a in allowed if self.taxonomy.anchor(a).edits_hedges)
             if allowed:
                 out[s.index] = tuple(allowed)
             if grounding and counts is not None:

@@ -151,8 +151,12 @@ def _count_items_listed(sentence: str, end: int, value: float) -> bool:
         return False
     if _ITEMS_LISTED.search(sentence, end):
         return True
-    for m in _LIST_AFTER.finditer(sentence, end):
-        items = [i for i in re.split(r",|;|\band\b|\bor\b|/", m.group(1) or m.group(2) or "") if i.strip()]
+    lists = [m.group(1) or m.group(2) or "" for m in _LIST_AFTER.finditer(sentence, end)]
+    apposition = re.match(r"[^,;:()]{0,40}?,\s*([^;.]*)", sentence[end:])  # "two tasks, slot-car racing and navigation"
+    if apposition:
+        lists.append(apposition.group(1))
+    for text in lists:
+        items = [i for i in re.split(r",|;|\band\b|\bor\b|/", text) if i.strip()]
         if len(items) == int(value):
             return True
     return False
@@ -181,6 +185,22 @@ def arithmetic_tied(value: float, others: list[float]) -> bool:
             if i != j and (_close(value, a + b) or _close(value, a - b) or _close(b, value + a) or _close(b, a - value)):
                 return True
     return False
+
+
+# A number that belongs to a name: after a capitalised word inside the sentence ("Atari 2600", "Windows
+# 95", "Xbox 360"), or opening a quoted name ("\"7 Cover the problem space\"": the paper's pattern 7).
+_NAME_BEFORE_NUMBER = re.compile(r"(?<=[a-z,;:)] )[A-Z][a-z]+[\s-]$")
+_QUOTE_BEFORE = re.compile(r"[\"“‘']$")
+
+
+def _number_in_name(sentence: str, start: int, end: int) -> bool:
+    token = sentence[start:end]
+    if not token.isdigit() or _is_year(token):
+        return False  # a year after a name is the name's ("Defferrard 2016"): the citation rules judge it
+    before = sentence[:start]
+    if _NAME_BEFORE_NUMBER.search(before) and not is_identifier_context(before):
+        return True
+    return bool(_QUOTE_BEFORE.search(before)) and bool(re.match(r"\s+[A-Za-z]", sentence[end:]))
 
 
 def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
@@ -212,6 +232,8 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             continue  # a numbered point: "Weakness 1: ...", "... 2. The ..."
         if after.startswith("- ") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[(,;:])\s*$", before):
             continue  # an enumeration "(1- quick acquisition ..., 2- slower ...)"; "on 1- and 5-shot" is a value
+        if _number_in_name(sentence, m.start(), m.end()):
+            continue  # "Atari 2600", a pattern's number in a quoted name ("7 Cover the problem space")
         if re.match(r"/\d", after):
             continue  # a fraction's numerator ("1/48" is one value; "4/48" shows the edit)
         if not _is_year(token) and _APPROXIMATE_BEFORE.search(before) and not _PVALUE_CONTEXT.search(before):

@@ -12,6 +12,8 @@ is cut into paragraphs at blank lines (pysbd never lets a sentence cross a line 
 a paragraph longer than `MAX_PIECE_CHARS` is cut before that length at the last line break, else
 the last sentence end (`.`, `!` or `?` after a word that is no abbreviation, then a space and a
 capital), else the last space, else hard. Every piece is segmented on its own and its offsets shifted, so the whole is linear in length.
+A sentence wrapped by a hard line break (reviews written in fixed-width lines, as ACL 2017's are) is
+joined again: one line break, the line before ending without `.!?:;`, the next opening no bullet.
 """
 
 from __future__ import annotations
@@ -98,12 +100,29 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             at = piece.find(sentence, cursor)
             if at == -1:
                 raise SegmentationError(f"sentence {sentence[:60]!r} not found in the text after offset {start + cursor}")
-            if spans and _continues(text, spans[-1], start + at):
+            if spans and (_continues(text, spans[-1], start + at) or _soft_wrapped(text, spans[-1], start + at)):
                 spans[-1] = (spans[-1][0], start + at + len(sentence))  # "in eq. | 2 refers to": one sentence
             else:
                 spans.append((start + at, start + at + len(sentence)))
             cursor = at + len(sentence)
     return spans
+
+
+_BULLET = re.compile(r"(?:[-*•+>]|\(?\w{1,3}[.)])\s")
+
+
+def _soft_wrapped(text: str, previous: tuple[int, int], start: int) -> bool:
+    """The line break between `previous` and `start` wraps a sentence (a review written with hard line
+    breaks, as ACL's are: "I had to read the paper 4 times\nand I still do not understand"): one line
+    break only, the line before ends without a sentence's or a heading's end, and the next opens no
+    bullet or numbered point."""
+    a, b = previous
+    gap = text[b:start]
+    if gap.count("\n") != 1 or gap.strip() or b - a < 30:
+        return False
+    if text[b - 1 : b] in ".!?:;" or text[start : start + 1] in "-*•+>#":
+        return False
+    return not _BULLET.match(text, start)
 
 
 def _continues(text: str, previous: tuple[int, int], start: int) -> bool:

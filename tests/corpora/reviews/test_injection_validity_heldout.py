@@ -20,6 +20,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from corpora.reviews.clauses import continues_hedge
 from corpora.reviews.rule_injectors import (
     entity_candidates,
     new_number,
@@ -290,3 +291,25 @@ def test_eighth_round_years_of_works_the_paper_never_cites_and_claims_about_the_
     assert _numbers("The p-value is p < 0.05 for the main result.") == ["0.05"]  # a test's threshold stays a value
     # a model beside its size: another model there is often known not to have it ("Phi-2 with 175B")
     assert entity_candidates("The largest model tested (GPT-3 with 175B parameters) can learn to ground words.") == []
+
+
+def test_ninth_round_names_with_numbers_hypotheticals_examples_and_wrapped_lines():
+    """Batch 9 (held-out PeerRead ICLR test and ACL 2017 test reviews under rules 9): what its labels found."""
+    assert _numbers("I like going toward more complex games than those found on Atari 2600, and new consoles.") == []
+    assert _numbers('Some patterns have weird names "7 Cover the problem space" - which I guess means augmentation.') == []
+    s = "The method has been evaluated on two tasks, multi-task slot-car racing and mobile navigation to prove its efficacy."
+    assert _numbers(s) == []  # the two items follow the count
+    # a sentence opening with a condition is the reviewer's hypothetical
+    number = review_taxonomy().anchor("Number")
+    s = "3. If the authors were able to report that their 3-way chunk-based ensemble comes close, it would help."
+    assert rule_places(number, s) == []
+    # an example after a suggestion belongs to the suggestion
+    assert continues_hedge("I would like to see results on state-of-the-art nets.", "For instance a network with 0.8% in MNIST.")
+    assert not continues_hedge("The authors report results on MNIST.", "For instance a network with 0.8% in MNIST.")
+    # ACL reviews wrap sentences at fixed width: the wrapped lines are one sentence again
+    text = ("- Weaknesses:\n\n- The goal of your paper is not entirely clear. I had to read the paper 4 times\n"
+            "and I still do not understand what you are talking about!\n- you miss important work")  # fmt: skip
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "- Weaknesses:", "- The goal of your paper is not entirely clear.",
+        "I had to read the paper 4 times\nand I still do not understand what you are talking about!",
+        "- you miss important work"]  # fmt: skip
