@@ -59,10 +59,11 @@ _REPORTED = re.compile(
     re.I,
 )
 # Where a hedge's scope ends (or starts): a semicolon, a colon, a dash between spaces, a new bullet,
-# or a contrast that opens another clause. Plain commas do not end it ("could be improved, such as X").
+# or a contrast that opens another clause. Plain commas do not end it ("could be improved, such as X"),
+# nor an abbreviation's period before a lower-case word ("..., e.g. a 1-layer LSTM").
 _SCOPE_BREAK = re.compile(
     r";|:\s|\s[-–—]\s|,\s+(?=(?:but|while|whereas|although|though|however|overall|yet|still|nevertheless|which)\b)"
-    r"|(?<=[.!])\s+(?=[-A-Z])|\s(?=(?:but|whereas|although|though|however|overall|nevertheless)\b)",
+    r"|(?<=[.!])\s+(?=(?-i:[-A-Z]))|\s(?=(?:but|whereas|although|though|however|overall|nevertheless)\b)",
     re.I,
 )
 

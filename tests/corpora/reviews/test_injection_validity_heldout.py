@@ -53,7 +53,7 @@ def test_heldout_labels_are_complete_and_give_the_documented_figures():
     labels = load_validity_labels(HELDOUT)  # each row parses, no label contradicts another
     rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines()]
     assert len(labels) == len(rows) >= 240
-    assert all(r["held_out"] and r["source"] == "peerread_iclr2017" for r in rows)
+    assert all(r["held_out"] and r["source"] in ("peerread_iclr2017", "peerread_acl2017") for r in rows)
     assert all(r["reason"].strip() and r["sentence_before"] != r["sentence_after"] for r in rows)
     assert all(r["original"] in r["sentence_before"] and r["injected"] in r["sentence_after"] for r in rows)
     # each was produced: before the fixes, after them, by a build between, or by the held-out build
@@ -306,6 +306,8 @@ def test_ninth_round_names_with_numbers_hypotheticals_examples_and_wrapped_lines
     # an example after a suggestion belongs to the suggestion
     assert continues_hedge("I would like to see results on state-of-the-art nets.", "For instance a network with 0.8% in MNIST.")
     assert not continues_hedge("The authors report results on MNIST.", "For instance a network with 0.8% in MNIST.")
+    s = "It would be interesting to see\nexperiments with simpler networks used as baselines, e.g. a 1-layer LSTM."
+    assert rule_places(review_taxonomy().anchor("Entity"), s) == []  # "e.g. a" ends no clause
     # ACL reviews wrap sentences at fixed width: the wrapped lines are one sentence again
     text = ("- Weaknesses:\n\n- The goal of your paper is not entirely clear. I had to read the paper 4 times\n"
             "and I still do not understand what you are talking about!\n- you miss important work")  # fmt: skip
