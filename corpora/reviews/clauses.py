@@ -44,7 +44,8 @@ _HEDGE = re.compile(
     r"(?:i|we)\s+(?:think|believe|feel|guess|hope)|in\s+my\s+(?:opinion|view)|it\s+(?:seems|appears)|"
     r"unclear\s+(?:whether|if|how|why)|not\s+(?:sure|clear)\s+(?:whether|if|how|why)|future\s+work|"
     r"would\s+be\s+(?:interesting|nice|helpful|useful|good|valuable|beneficial|great)|"
-    r"(?:is|are)\s+(?:(?:still|also|clearly)\s+)?(?:needed|required|necessary|warranted|missing))(?![\w-])",
+    r"(?:is|are)\s+(?:(?:still|also|clearly)\s+)?(?:needed|required|necessary|warranted|missing)|"
+    r"important\s+to|needs?\s+to|looks?\s+like|seems?|appears?\s+to)(?![\w-])",
     re.I,
 )
 # "suggest" as the paper's or its results' verb ("the results suggest that") is a reported claim.

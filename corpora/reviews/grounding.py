@@ -88,22 +88,29 @@ def shares_bigram(sentence: str, paper_text: str) -> bool:
 _FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|generally|literature|"
                     r"the\s+(?:field|community)|standard\s+practice|nowadays|these\s+days|typically|usually|"
                     r"one\s+of\s+the\s+most|(?:many|most|other|prior|previous|earlier)\s+(?:recent\s+)?"
-                    r"(?:works?|papers|methods|approaches|studies)|(?:has|have)\s+been\s+shown|it\s+is\s+(?:well\s+)?known)"
+                    r"(?:works?|papers|methods|approaches|studies)|(?:has|have)\s+been\s+shown|it\s+is\s+(?:well\s+)?known|"
+                    r"well[\s-]known|everyone\s+knows|as\s+we\s+know)"
                     r"(?![\w-])", re.I)  # fmt: skip
+_NAMES_AUTHORS = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission)|"
+                            r"this\s+(?:paper|work|study|submission|manuscript)|they|their)(?![\w-])", re.I)  # fmt: skip
 _NAMES_PAPER = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission|proposed\s+\w+)|"
                           r"this\s+(?:paper|work|study|submission|manuscript|approach|method)|they|their|"
+                          r"the\s+(?:method|model|approach|framework|experiments?|results?|evaluation)|"
+                          r"(?<=^)(?:experiments?|results?)|"
                           r"(?:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix)\s*\(?\d+)(?![\w-])", re.I)  # fmt: skip
 
 
 def about_paper(sentence: str, paper_text: str) -> bool:
-    """The sentence talks about the paper: it names it, its authors, results or parts, or shares a
-    content-word bigram with it; a sentence about the field at large (`_FIELD`) only when it names the
-    paper itself. False without the paper's text."""
-    if not paper_text:
+    """The sentence says something of the paper by naming it: the authors, the paper, this work, they,
+    the proposed method, its model, experiments or results, a table or figure (`_NAMES_PAPER`), and says
+    nothing of the field at large (`_FIELD`) unless it names the authors or the paper. A sentence that
+    only shares the paper's words ("On the WikiMovies dataset, the extracted pattern matching method
+    achieves ...") may be about it, but the held-out labels of rules 7-10 found such sentences valid
+    two times in three (the reviewer's suggestions, reference lists, opinions of the field, own
+    numbering), against nine in ten where the paper is named. False without the paper's text."""
+    if not paper_text or not _NAMES_PAPER.search(sentence):
         return False
-    if _FIELD.search(sentence):
-        return bool(_NAMES_PAPER.search(sentence))
-    return bool(_ABOUT.search(sentence)) or shares_bigram(sentence, paper_text)
+    return not _FIELD.search(sentence) or bool(_NAMES_AUTHORS.search(sentence))
 
 
 def _value(token: str) -> float | None:

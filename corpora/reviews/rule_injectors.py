@@ -152,7 +152,8 @@ def _count_items_listed(sentence: str, end: int, value: float) -> bool:
     if _ITEMS_LISTED.search(sentence, end):
         return True
     lists = [m.group(1) or m.group(2) or "" for m in _LIST_AFTER.finditer(sentence, end)]
-    apposition = re.match(r"[^,;:()]{0,40}?,\s*([^;.]*)", sentence[end:])  # "two tasks, slot-car racing and navigation"
+    # "two tasks, slot-car racing and navigation"; "two approximations - one which ..., and one which ..."
+    apposition = re.match(r"[^,;:()]{0,60}?(?:,|\s[-–—]|—)\s*([^;.]*)", sentence[end:])
     if apposition:
         lists.append(apposition.group(1))
     for text in lists:
@@ -185,6 +186,12 @@ def arithmetic_tied(value: float, others: list[float]) -> bool:
             if i != j and (_close(value, a + b) or _close(value, a - b) or _close(b, value + a) or _close(b, a - value)):
                 return True
     return False
+
+
+# Further numbers after a label's first ("Equation 1 and 2", "Tables 3, 4 and 5", "Sec. 2-3") name parts too.
+_LABEL_CONTINUED = re.compile(r"\b(?:fig|figure|figs|figures|table|tables|tab|sec|section|sections|eq|eqs|equation|equations|"
+                              r"appendix|appendices|theorem|theorems|lemma|lemmas|step|steps|line|lines|chapter|chapters)"
+                              r"\.?\s*\(?\d+(?:\.\d+)?\)?(?:\s*(?:,|and|or|&|-|–|to)\s*\(?\d+(?:\.\d+)?\)?)*\s*(?:,|and|or|&|-|–|to)\s*\(?$", re.I)  # fmt: skip
 
 
 # A number that belongs to a name: after a capitalised word inside the sentence ("Atari 2600", "Windows
@@ -232,6 +239,10 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
             continue  # a numbered point: "Weakness 1: ...", "... 2. The ..."
         if after.startswith("- ") and token.isdigit() and int(token) <= 20 and re.search(r"(^|[(,;:])\s*$", before):
             continue  # an enumeration "(1- quick acquisition ..., 2- slower ...)"; "on 1- and 5-shot" is a value
+        if re.search(r"\[\s*(?:\d+\s*[,;-]\s*)*$", before) and re.match(r"\s*(?:[,;-]\s*\d+\s*)*\]", after + sentence[m.end() + 2 :]):
+            continue  # a citation index of a reference list ("[2]", "[1, 3]")
+        if _LABEL_CONTINUED.search(before):
+            continue  # "Equation 1 and 2", "Sections 3, 4": the label's further numbers
         if _number_in_name(sentence, m.start(), m.end()):
             continue  # "Atari 2600", a pattern's number in a quoted name ("7 Cover the problem space")
         if re.match(r"/\d", after):
@@ -568,9 +579,10 @@ _SIZE_AFTER = re.compile(r"[^.;]{0,25}?\b\d+(?:\.\d+)?\s?(?:[BMK]\b|billion|mill
 
 
 def _named_again(sentence: str, term: str) -> bool:
-    """The sentence names `term` more than once ("what a trained LSTM has learnt ... performs similarly to
-    the LSTM"): one swapped mention beside the other shows the edit without the paper."""
-    return len(re.findall(r"(?<![\w\-])" + re.escape(term) + r"(?![\w\-])", sentence, re.I)) > 1
+    """The sentence names `term` more than once, also inside another token ("what a trained LSTM has
+    learnt ... performs similarly to the LSTM"; "the clockwork RNN (CW-RNN)"; "the RNN is trained as a
+    RNNLM"): one swapped mention beside the other shows the edit without the paper."""
+    return len(re.findall(re.escape(term), sentence, re.I)) > 1
 
 
 def entity_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:

@@ -84,10 +84,13 @@ def test_names_and_years_are_grounded_by_the_paper_mentioning_them():
 def test_a_sentence_must_talk_about_the_paper():
     assert about_paper("The authors report 93.18% for MNIST.", PATE)
     assert about_paper("Table 2 is hard to read.", PATE)
-    # no cue, but a content-word pair the paper writes (either order): "baselines were compared" ~ "compared
-    # five baselines"
-    assert about_paper("In 2019, five baselines were compared on SQuAD.", "In 2019, we compared five baselines on SQuAD.")
-    assert not about_paper("In 2019, five baselines were compared on SQuAD.", "A paper on tide tables.")
+    assert about_paper("Experiments use the 35-word Speech Commands set.", PATE)  # the paper's experiments
+    # no reference to the paper: sharing its words ("baselines were compared" ~ "we compared five baselines")
+    # is not enough (rules 11: the held-out labels found such sentences valid two times in three)
+    assert not about_paper("In 2019, five baselines were compared on SQuAD.", "In 2019, we compared five baselines on SQuAD.")
+    assert about_paper("In 2019, the authors compared five baselines on SQuAD.", "A paper on tide tables.")
+    # what the field knows is not about the paper, unless the sentence names the authors or the paper
+    assert not about_paper("Everyone knows what a reasonable initialization looks like for MNIST and SVHN.", PATE)
     assert not about_paper("The authors report 93.18%.", "")  # no paper text, nothing is about it
 
 

@@ -85,6 +85,16 @@ def test_heldout_labels_are_complete_and_give_the_documented_figures():
     # split) of 12 papers: 39/43 = 90.7 %; then version 9 (years by citation, field statements)
     assert _validity(rows, "seeds_heldout", 8) == {"Entity": (17, 17), "Number": (15, 19), "Temporal": (7, 7)}
     assert _validity(rows, "seeds_after_fix", 8) == {"Entity": (17, 17), "Number": (21, 21), "Temporal": (12, 12)}
+    # batch 9: rules version 9, frozen before it was read, on 42 more ICLR 2017 test reviews (14 papers)
+    # and 15 ACL 2017 test reviews (7 papers): 77/100 (Atari 2600 and a quoted pattern number made 15 of
+    # the 23 invalid); then version 10, whose builds of batches 8 and 9 were read again
+    assert _validity(rows, "seeds_heldout", 9) == {"Entity": (38, 42), "Number": (28, 47), "Temporal": (11, 11)}
+    assert _validity(rows, "seeds_after_fix", 9) == {"Entity": (32, 32), "Number": (33, 33), "Temporal": (14, 14)}
+    assert _validity(rows, "seeds_interim", 8) == {"Entity": (1, 1), "Number": (7, 7), "Temporal": (3, 3)}
+    # batch 10: rules version 10, frozen before it was read, on 46 ICLR 2017 dev reviews (15 papers not in
+    # batches 5-6) and 12 ACL 2017 dev reviews (7 papers): 51/72; then version 11 (only sentences that
+    # name the paper)
+    assert _validity(rows, "seeds_heldout", 10) == {"Entity": (23, 29), "Number": (23, 37), "Temporal": (5, 6)}
 
 
 def test_identifiers_after_a_label_are_not_values():
@@ -315,3 +325,26 @@ def test_ninth_round_names_with_numbers_hypotheticals_examples_and_wrapped_lines
         "- Weaknesses:", "- The goal of your paper is not entirely clear.",
         "I had to read the paper 4 times\nand I still do not understand what you are talking about!",
         "- you miss important work"]  # fmt: skip
+
+
+def test_tenth_round_sentences_that_name_the_paper_citation_indices_and_further_label_numbers():
+    """Batch 10 (held-out ICLR and ACL 2017 dev reviews under rules 10): what its labels found."""
+    number, entity = (review_taxonomy().anchor(a) for a in ("Number", "Entity"))
+    paper = "We train 3 layers on MNIST and SVHN; see Equation 1 and Equation 2. The last four images show artifacts."
+    # a sentence that does not name the paper is no place, whatever words it shares with it
+    s = "For Cifar-10/100, MNIST and SVHN, everyone knows very well what a reasonable model initialization looks like."
+    assert rule_places(entity, s, paper, require_grounding=True) == []
+    assert rule_places(number, "The authors train 3 layers on MNIST.", paper, require_grounding=True)
+    # citation indices of a reference list, and a label's further numbers
+    assert _numbers("See [1] and [2, 3] for the 5 layers.") == ["5"]
+    assert _numbers("- In Equation 1 and 2 the authors mention a phrase representation.") == []
+    # the reviewer's impression ("look like") and what should be shown are the reviewer's
+    assert rule_places(number, "Fig 9 (a) - The last four images look like they have strange artifacts.", paper,
+                       require_grounding=True) == []  # fmt: skip
+    s = "It's rather important to show that the phrases are more coherent than the vanilla LSTM / RNN model."
+    assert rule_places(entity, s) == []
+    # a name repeated inside another token: "clockwork RNN (CW-RNN)", "trained as a RNNLM"
+    assert entity_candidates("The paper compares with the clockwork RNN (CW-RNN) of Koutnik et al.") == []
+    # items after a dash: "two approximations - one which ..., and one which ..."
+    s = "They present two tractable approximations to their framework - one which ignores X, and one which uses Y."
+    assert _numbers(s) == []

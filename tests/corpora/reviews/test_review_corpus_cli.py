@@ -22,7 +22,7 @@ def _reviews(tmp_path):
          "review_text": "The paper fine-tunes BERT on GLUE and reports 85.4% accuracy. Recent work might help. "
                         "The authors use 3 datasets."},
         {"paper_id": "p2", "paper_text": "A paper. In 2019, we compared five baselines on SQuAD.",
-         "review_text": "In 2019, five baselines were compared on SQuAD."},
+         "review_text": "In 2019, the authors compared five baselines on SQuAD."},
         {"paper_id": "p3"},
     ]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
