@@ -149,15 +149,20 @@ _ABSENCE = re.compile(
 )
 
 
-def absence_spans(sentence: str) -> list[tuple[int, int]]:
-    """The clauses that claim the paper lacks something (same scope rules as `hedged_spans`)."""
+def clause_spans(sentence: str, pattern: re.Pattern) -> list[tuple[int, int]]:
+    """The clauses (same scope rules as `hedged_spans`) that hold a match of `pattern`."""
     breaks = [(m.start(), m.end()) for m in _SCOPE_BREAK.finditer(sentence)]
     spans: list[tuple[int, int]] = []
-    for m in _ABSENCE.finditer(sentence):
+    for m in pattern.finditer(sentence):
         start = max((e for s, e in breaks if e <= m.start()), default=0)
         end = min((s for s, e in breaks if s >= m.end()), default=len(sentence))
         spans.append((start, end))
     return spans
+
+
+def absence_spans(sentence: str) -> list[tuple[int, int]]:
+    """The clauses that claim the paper lacks something."""
+    return clause_spans(sentence, _ABSENCE)
 
 
 def in_spans(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -170,4 +175,4 @@ def is_reported_modal(sentence: str, start: int) -> bool:
     return _reported_at(sentence, start, breaks)
 
 
-__all__ = ["absence_spans", "hedged_spans", "in_spans", "is_question", "is_reported_modal", "list_marker_end", "reported_starts"]
+__all__ = ["absence_spans", "clause_spans", "continues_hedge", "hedged_spans", "in_spans", "is_question", "is_reported_modal", "list_marker_end", "reported_starts"]

@@ -36,6 +36,7 @@ from functools import cache
 
 from rapidfuzz import fuzz
 
+from corpora.reviews.clauses import clause_spans
 from corpora.reviews.rule_injectors import is_identifier_context, venue_names
 
 _STOP = frozenset("""a an the and or but nor of in on at to for from by with without into onto over under than then
@@ -89,7 +90,9 @@ _FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|g
                     r"the\s+(?:field|community)|standard\s+practice|nowadays|these\s+days|typically|usually|"
                     r"one\s+of\s+the\s+most|(?:many|most|other|prior|previous|earlier)\s+(?:recent\s+)?"
                     r"(?:works?|papers|methods|approaches|studies)|(?:has|have)\s+been\s+shown|it\s+is\s+(?:well\s+)?known|"
-                    r"well[\s-]known|everyone\s+knows|as\s+we\s+know)"
+                    r"well[\s-]known|everyone\s+knows|as\s+we\s+know|many\s+(?:people|researchers|authors)|"
+                    r"there\s+(?:are|is|exist)\s+(?:more|many|other|several|some|plenty\s+of)\s+(?:\w+\s+)?"
+                    r"(?:results?|works?|papers|methods|approaches|studies|baselines))"
                     r"(?![\w-])", re.I)  # fmt: skip
 _NAMES_AUTHORS = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission)|"
                             r"this\s+(?:paper|work|study|submission|manuscript)|they|their)(?![\w-])", re.I)  # fmt: skip
@@ -98,6 +101,13 @@ _NAMES_PAPER = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper
                           r"the\s+(?:method|model|approach|framework|experiments?|results?|evaluation)|"
                           r"(?<=^)(?:experiments?|results?)|"
                           r"(?:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix)\s*\(?\d+)(?![\w-])", re.I)  # fmt: skip
+
+
+def field_spans(sentence: str) -> list[tuple[int, int]]:
+    """The clauses about the field at large (`_FIELD`): "I didn't learn a lot from this paper: many
+    people have thrown LSTM at sequence problems"; "there are more results on binary MNIST with which
+    the authors can compare". A sentence may name the paper in one clause and the field in another."""
+    return clause_spans(sentence, _FIELD)
 
 
 def about_paper(sentence: str, paper_text: str) -> bool:
@@ -259,7 +269,9 @@ def year_grounded(sentence: str, start: int, end: int, paper_text: str) -> bool:
 def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: str) -> bool:
     """Whether the thing a rule injector would change at `sentence[start:end]` (a candidate of `kind`)
     is grounded in the paper. `kind` is the candidate's: number/count_word, year/month, recency/modal,
-    or an entity class. Never grounded: a recency word, which dates other work ("other recent papers",
+    or an entity class. Never grounded: a modal, whose certainty the paper seldom states in the
+    reviewer's words ("could be exploited" -> "will be exploited" of a paper whose future work says it
+    will, held-out batch 11); a recency word, which dates other work ("other recent papers",
     "earlier experiments on Atari": the paper seldom says how old they are, so "early" is not refuted),
     and one of the paper's own names (`paper_*`), whose swap puts in another name the paper writes,
     which may be as true there ("CCCP" -> "LW-SVM", the method CCCP is part of; "why ACER outperforms
@@ -267,9 +279,7 @@ def place_grounded(kind: str, sentence: str, start: int, end: int, paper_text: s
     token = sentence[start:end]
     if kind in ("number", "count_word"):
         return number_grounded(sentence, start, end, paper_text)
-    if kind == "modal":
-        return shares_bigram(sentence, paper_text)
-    if kind == "recency" or kind.startswith("paper_"):
+    if kind in ("modal", "recency") or kind.startswith("paper_"):
         return False
     if kind == "year":
         return year_grounded(sentence, start, end, paper_text)
@@ -316,4 +326,4 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
 
 
 __all__ = ["SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
-           "shares_bigram", "year_grounded"]
+           "field_spans", "shares_bigram", "year_grounded"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from corpora.reviews.aspects import is_heading
 from corpora.reviews.clauses import absence_spans, hedged_spans, in_spans, is_question
 from corpora.reviews.gateway import CompletionGateway
-from corpora.reviews.grounding import about_paper, place_grounded
+from corpora.reviews.grounding import about_paper, field_spans, place_grounded
 from corpora.reviews.rule_injectors import Candidate, entity_candidates, rule_candidates
 from corpora.reviews.taxonomy import AnchorSpec, ReviewTaxonomy
 
@@ -75,7 +75,7 @@ def rule_places(spec: AnchorSpec, text: str, paper_text: str = "",
         hedged = []
     elif hedged is None:
         hedged = hedged_spans(text)
-    closed = absence_spans(text) + hedged
+    closed = absence_spans(text) + hedged + (field_spans(text) if require_grounding else [])
     places = [c for c in places if not in_spans(c.start, c.end, closed)]
     if require_grounding:
         places = [c for c in places if place_grounded(c.kind, text, c.start, c.end, paper_text)]

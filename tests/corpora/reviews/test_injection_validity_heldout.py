@@ -95,6 +95,9 @@ def test_heldout_labels_are_complete_and_give_the_documented_figures():
     # batches 5-6) and 12 ACL 2017 dev reviews (7 papers): 51/72; then version 11 (only sentences that
     # name the paper)
     assert _validity(rows, "seeds_heldout", 10) == {"Entity": (23, 29), "Number": (23, 37), "Temporal": (5, 6)}
+    # batch 11: rules version 11, frozen before it was read, on 58 more ICLR 2017 dev reviews (18 papers):
+    # 33/40; then version 12 (clauses about the field, no modal shifts)
+    assert _validity(rows, "seeds_heldout", 11) == {"Entity": (8, 14), "Number": (19, 19), "Temporal": (6, 7)}
 
 
 def test_identifiers_after_a_label_are_not_values():
@@ -348,3 +351,15 @@ def test_tenth_round_sentences_that_name_the_paper_citation_indices_and_further_
     # items after a dash: "two approximations - one which ..., and one which ..."
     s = "They present two tractable approximations to their framework - one which ignores X, and one which uses Y."
     assert _numbers(s) == []
+
+
+def test_eleventh_round_clauses_about_the_field_and_modal_shifts():
+    """Batch 11 (held-out ICLR 2017 dev reviews under rules 11): what its labels found."""
+    entity, temporal = (review_taxonomy().anchor(a) for a in ("Entity", "Temporal"))
+    paper = "We model binary MNIST with an LSTM for sequence problems. Hardware will exploit the sparsity."
+    for s in ("In addition, there are more results on binary MNIST modeling with which the authors can compare.",
+              "I didn't learn a lot about representations from this paper: many people have thrown LSTM at sequence problems."):  # fmt: skip
+        assert rule_places(entity, s, paper, require_grounding=True) == [], s
+    assert [c.kind for c in rule_places(entity, "The authors train an LSTM on binary MNIST.", paper, require_grounding=True)]
+    s = "The authors argue that this sparsity could be exploited with specialized hardware."
+    assert rule_places(temporal, s, paper, require_grounding=True) == []  # the paper's own "will" may say so
