@@ -94,10 +94,11 @@ _FIELD = re.compile(r"(?<![\w-])(?:widely|commonly|most\s+popular|in\s+general|g
                     r"there\s+(?:are|is|exist)\s+(?:more|many|other|several|some|plenty\s+of)\s+(?:\w+\s+)?"
                     r"(?:results?|works?|papers|methods|approaches|studies|baselines))"
                     r"(?![\w-])", re.I)  # fmt: skip
-_NAMES_AUTHORS = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission)|"
-                            r"this\s+(?:paper|work|study|submission|manuscript)|they|their)(?![\w-])", re.I)  # fmt: skip
-_NAMES_PAPER = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission|proposed\s+\w+)|"
-                          r"this\s+(?:paper|work|study|submission|manuscript|approach|method)|they|their|"
+_AUTHORS = (r"the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission)|"
+            r"this\s+(?:paper|work|study|submission|manuscript)|they|their")
+_NAMES_AUTHORS = re.compile(r"(?<![\w-])(?:" + _AUTHORS + r")(?![\w-])", re.I)
+# the authors or the paper, or its method, model, experiments, results, a numbered part
+_NAMES_PAPER = re.compile(r"(?<![\w-])(?:" + _AUTHORS + r"|the\s+proposed\s+\w+|this\s+(?:approach|method)|"
                           r"the\s+(?:method|model|approach|framework|experiments?|results?|evaluation)|"
                           r"(?<=^)(?:experiments?|results?)|"
                           r"(?:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix)\s*\(?\d+)(?![\w-])", re.I)  # fmt: skip
