@@ -55,7 +55,7 @@ from corpora.reviews.screening import LLMFeasibilityCheck, rule_places, screen_s
 from corpora.reviews.segmentation import check_offsets
 from corpora.reviews.taxonomy import ReviewTaxonomy, review_taxonomy
 
-INJECTION_RULES_VERSION = 12
+INJECTION_RULES_VERSION = 13
 """Bumped whenever screening or the rule injectors change what a build produces (2: the validity rules
 of issue 22; 3: the fixes found on the held-out PeerRead reviews: identifiers, names, citations the
 paper never makes, hypernyms, metrics of another task, articles; 4: subscripts, fellow reviewers,

@@ -14,9 +14,7 @@ about the paper.
   entity by name (whole word); a year the paper cites with a name the sentence gives (`year_grounded`),
   else as a value; a month by itself. A recency word or a modal has no value of
   its own: it is grounded when the sentence shares a content-word bigram with the paper.
-  A small count ("two datasets", "3 layers": up to twelve) is the reviewer's loose word unless the
-  paper counts the same thing: the sentence must name what it counts and the paper must write the
-  same count of it ("two datasets", "2 benchmark datasets"), not only the word near the number.
+  A small count ("two datasets", "3 layers": up to twelve) is never grounded (`SMALL_COUNT`).
 - `about_paper`: the sentence talks about the paper: it names it ("the authors", "the paper",
   "they", "this work", "Table 3", "the results", ...) or shares a content-word bigram with it.
 - `edit_refutable`: the edited sentence is one the paper refutes: the new value is not one the paper
@@ -167,9 +165,16 @@ def _noun_near(noun: str, paper_text: str, offset: int) -> bool:
 
 
 SMALL_COUNT = 12
-"""Counts up to this are the words reviewers use loosely ("the two experiments" of a paper with four)."""
+"""Counts up to this are no place for a rule edit: reviewers count loosely ("the two experiments" of a paper
+with four), count their own points ("the two approaches" they suggest) and list the items after the count
+("four MCMC methods: SGLD and SGHMC"); held-out batches 7-12 found 50 of 96 such edits valid, even when the
+paper wrote the same count of the same noun (rules 7-12 required that)."""
+REPORTING_ASPECTS = frozenset({"summary", "novelty", "significance", "experiments", "results"})
+"""The aspects of sentences that report what the paper did or found. A rule edit is made only there (or in
+an untagged sentence): in the reviewer's critique of soundness and reproducibility, related work and other
+remarks the held-out batches 7-12 found 113 of 151 edits valid, against 181 of 204 here."""
 _COUNTED_WORDS = 3
-"""Words after a count in which the counted noun stands ("two new benchmark datasets")."""
+"""Words after a number in which the counted noun stands ("two new benchmark datasets"), for `_states_again`."""
 _NOT_COUNTED = frozenset("""new different main other additional large small simple separate distinct key major
 important interesting novel similar standard several further extra main popular common first last next previous
 following above below total overall specific various respective individual""".split())  # noqa: SIM905  # fmt: skip
@@ -188,24 +193,10 @@ def _counted(text: str, end: int) -> list[str]:
     return [w for w in words if w not in _NOT_COUNTED]
 
 
-def _same_count(sentence: str, start: int, end: int, paper_text: str, offsets: tuple[int, ...]) -> bool:
-    """The paper writes the sentence's count of the same thing: one of the paper's mentions of the
-    value is followed, within three words, by a word of those following the sentence's count."""
-    counted = _counted(sentence, end)
-    if not counted:
-        return False  # "two" alone, "2 of them": nothing the paper could be held to
-    for o in offsets:
-        m = _PAPER_NUMBER.match(paper_text, o) or _PAPER_COUNT_WORD.match(paper_text, o)
-        theirs = _counted(paper_text, m.end()) if m else []
-        if any(fuzz.ratio(a.rstrip("s"), b.rstrip("s")) >= 85 for a in counted for b in theirs):
-            return True
-    return False
-
-
 def number_grounded(sentence: str, start: int, end: int, paper_text: str) -> bool:
     """The number `sentence[start:end]` is a quantity the paper states: the same value in the paper's
     text and, where the sentence says what it counts or measures, that word near one of its mentions;
-    a small count needs the paper's count of the same thing (`_same_count`)."""
+    a small count is never grounded (`SMALL_COUNT`)."""
     value = _value(sentence[start:end])
     if value is None or not paper_text:
         return False
@@ -213,7 +204,7 @@ def number_grounded(sentence: str, start: int, end: int, paper_text: str) -> boo
     if not offsets:
         return False
     if _is_small_count(sentence, start, end):
-        return _same_count(sentence, start, end, paper_text, offsets)
+        return False  # the reviewer's own count as often as the paper's (see `SMALL_COUNT`)
     noun = _context_noun(sentence, start, end)
     return noun is None or any(_noun_near(noun, paper_text, o) for o in offsets)
 
@@ -326,5 +317,5 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
     return not name_grounded(token, paper_text)  # month, a swapped-in name
 
 
-__all__ = ["SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
+__all__ = ["REPORTING_ASPECTS", "SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
            "field_spans", "shares_bigram", "year_grounded"]
