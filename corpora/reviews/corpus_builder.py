@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from corpora.reviews.changes import change_span
 from corpora.reviews.clauses import continues_hedge
 from corpora.reviews.equivalence import EquivalenceVerifier
-from corpora.reviews.grounding import edit_refutable
+from corpora.reviews.grounding import REPORTING_ASPECTS, edit_refutable
 from corpora.reviews.ingest import ReviewSource
 from corpora.reviews.llm_injector import InjectionParseError, InjectionRejected, LLMInjector
 from corpora.reviews.records import ReviewCopy, ReviewInjection, ReviewSentence, ReviewTruth
@@ -173,10 +173,14 @@ class ReviewInjectionBuilder:
         """The anchors each sentence can take; with `counts`, the pairs grounding closed are counted."""
         out = {}
         grounding = self.config.require_grounding
+        rules_edit = self.config.prefer_rules or self.llm is None  # a rule anchor's edit is the rule's
         for s in copy.sentences:
             allowed = screen_sentence(s.text, s.aspect, self.taxonomy, copy.paper_text, self.anchors, grounding)
             if s.index and continues_hedge(copy.sentences[s.index - 1].text, s.text):
                 allowed = tuple(a for a in allowed if self.taxonomy.anchor(a).edits_hedges)
+            if grounding and rules_edit and s.aspect is not None and s.aspect not in REPORTING_ASPECTS:
+                # the reviewer's critique, related work, other remarks: no rule edit (grounding.REPORTING_ASPECTS)
+                allowed = tuple(a for a in allowed if not self.taxonomy.anchor(a).rule_injector)
             if allowed:
                 out[s.index] = tuple(allowed)
             if grounding and counts is not None:

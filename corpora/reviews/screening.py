@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from corpora.reviews.aspects import is_heading
 from corpora.reviews.clauses import absence_spans, hedged_spans, in_spans, is_question
 from corpora.reviews.gateway import CompletionGateway
-from corpora.reviews.grounding import REPORTING_ASPECTS, about_paper, field_spans, place_grounded
+from corpora.reviews.grounding import about_paper, field_spans, place_grounded
 from corpora.reviews.rule_injectors import Candidate, entity_candidates, rule_candidates
 from corpora.reviews.taxonomy import AnchorSpec, ReviewTaxonomy
 
@@ -113,12 +113,8 @@ def screen_sentence(text: str, aspect: str | None, taxonomy: ReviewTaxonomy, pap
             }  # fmt: skip
         return cues[edits_hedges]
 
-    reporting = aspect is None or aspect in REPORTING_ASPECTS
-
     def ok(spec: AnchorSpec) -> bool:
         if spec.rule_injector:
-            if require_grounding and not reporting:
-                return False  # the reviewer's critique, related work, other remarks (grounding.REPORTING_ASPECTS)
             return bool(rule_places(spec, text, paper_text, hedged, require_grounding))
         return llm_cues(spec.edits_hedges)[spec.name]
 

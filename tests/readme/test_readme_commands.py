@@ -99,14 +99,14 @@ COMMANDS: dict[str, Check] = {
     "python jobs/run_corpus.py --config configs/review_audit.toml":
         Check("test", "tests/jobs/test_review_audit_run.py::test_sample_config_runs_scores_reports_and_resumes"),
     "python jobs/build_review_corpus.py corpora/samples/reviews_sample.jsonl --seed 0 --copies 2 --out review_corpus/":
-        Check("run", r"review_injection: 8 reviews -> 20 copies, 13 injections, 0 load errors"),
+        Check("run", r"review_injection: 8 reviews -> 14 copies, 6 injections, 0 load errors"),
     'python jobs/build_review_corpus.py "$SCRUTINEER_SHARED_DATA/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl" '
     "--track natural --out reviewcritique/":
         Check("optional-data", r"review_natural: 60 reviews -> 60 copies"),
     'python jobs/build_review_corpus.py "$SCRUTINEER_SHARED_DATA/hallupeer/reviewcritique/ReviewCritique_LLM.jsonl" '
     "--seed 0 --copies 2 --validity-labels tests/corpora/reviews/data/injection_validity_labels.jsonl "
     "--out reviewcritique_injected/":
-        Check("optional-data", r"review_injection: 60 reviews -> 107 copies, 56 injections"),
+        Check("optional-data", r"review_injection: 60 reviews -> 99 copies, 47 injections"),
     "python jobs/inject_papers.py corpora/samples/papers/example-paper --seed 7 --out injected/":
         Check("run", r"4 copies, 12 injections, 0 skipped -> injected"),
     'python jobs/inject_papers.py "$SCRUTINEER_SHARED_DATA/papers/legwork-2022" --seed 7 --out injected/':

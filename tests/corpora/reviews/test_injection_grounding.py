@@ -36,14 +36,17 @@ def test_a_number_is_grounded_by_the_same_quantity_in_the_paper():
     s2 = "The authors train ensembles of 250 teachers."
     assert number_grounded(s2, *_at(s2, "250"), PATE)
     assert not number_grounded(s2.replace("250", "300"), *_at(s2.replace("250", "300"), "300"), PATE)
-    # the value with another noun is no grounding: "6 blocks" is in the paper, "6 datasets" is not
-    s3 = "Network D consists of 6 blocks."
-    assert number_grounded(s3, *_at(s3, "6"), DTN)
-    s4 = "They evaluate on 6 datasets."
-    assert not number_grounded(s4, *_at(s4, "6"), DTN)
-    # "1,000" and "1000", "two" and "2" are one value
+    # the value with another noun is no grounding: "152 x 152" images are in the paper, 152 datasets are not
+    s3 = "Network D takes 152 x 152 RGB images."
+    assert number_grounded(s3, *_at(s3, "152"), DTN)
+    s4 = "They train 152 layers."
+    assert not number_grounded(s4, *_at(s4, "152"), DTN)
+    # "1,000" and "1000" are one value
     assert number_grounded("They use 1000 samples.", 9, 13, "Among 1,000 samples are labeled.")
-    assert number_grounded("It has two domains.", 7, 10, "evaluated in 2 application domains")
+    # a small count is never grounded, even where the paper counts the same thing (rules 13)
+    s5 = "Network D consists of 6 blocks."
+    assert not number_grounded(s5, *_at(s5, "6"), DTN)
+    assert not number_grounded("It has two domains.", 7, 10, "evaluated in 2 application domains")
 
 
 def test_section_and_heading_numbers_in_the_paper_ground_nothing():
@@ -56,7 +59,7 @@ def test_section_and_heading_numbers_in_the_paper_ground_nothing():
     assert rule_places(number, s, PATE, require_grounding=True) == []
 
 
-def test_the_reviewers_loose_count_is_not_grounded_but_the_papers_count_is():
+def test_a_small_count_is_never_grounded():
     # dev/340 AnonReviewer1: "the two datasets" -> "three" and "the two experiments" -> "four" were
     # labelled invalid (the paper has no such count); "two ... domain adaptation tasks" matches "two
     # application domains" only by value, and its noun "visual" is not the paper's: closed too.
@@ -66,8 +69,9 @@ def test_the_reviewers_loose_count_is_not_grounded_but_the_papers_count_is():
               "As in the two experiments, the representation function f is learned to identify the digits in the "
               "source SVHN dataset or the identity of some face dataset."):  # fmt: skip
         assert rule_places(number, s, DTN, require_grounding=True) == [], s
+    # nor the paper's own count: held-out batches 7-12 found small counts valid one time in two (rules 13)
     s = "The proposed method is evaluated in two application domains."
-    assert [s[c.start : c.end] for c in rule_places(number, s, DTN, require_grounding=True)] == ["two"]
+    assert rule_places(number, s, DTN, require_grounding=True) == []
 
 
 def test_names_and_years_are_grounded_by_the_paper_mentioning_them():

@@ -76,7 +76,9 @@ def test_labels_are_hand_written_with_a_reason_and_cover_both_outcomes():
 
 def test_sample_build_reproduces_no_invalid_injection():
     report = _check_against_labels(_build(SAMPLE, seed=0))
-    assert report["total"]["labelled"] == report["total"]["injections"] == 13  # 21 before grounding, 18 under rules 6-10
+    # 21 before grounding, 18 under rules 6-10, 13 under rules 11-12, 6 under rules 13 (the sample's
+    # Entity sentences are tagged "other" or "soundness")
+    assert report["total"]["labelled"] == report["total"]["injections"] == 6
 
 
 @pytest.mark.requires_shared_data
@@ -84,8 +86,8 @@ def test_sample_build_reproduces_no_invalid_injection():
 def test_reviewcritique_build_reproduces_no_invalid_injection(seed):
     report = _check_against_labels(_build(REVIEWCRITIQUE, seed))
     # the fixes must not buy validity by injecting nothing: 117 (seed 0) under rules 6, 82 under rules 9
-    # (refutable edits), 58 under rules 11 (only sentences that name the paper)
-    assert report["total"]["injections"] >= 54
+    # (refutable edits), 58 under rules 11 (only sentences that name the paper), 47 under rules 13
+    assert report["total"]["injections"] >= 44
 
 
 def test_labels_file_errors_name_file_line_and_field(tmp_path):

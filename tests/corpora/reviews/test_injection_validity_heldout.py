@@ -55,7 +55,7 @@ def _validity(rows: list[dict], seeds_field: str, batch: int) -> dict[str, tuple
 def test_heldout_labels_are_complete_and_give_the_documented_figures():
     labels = load_validity_labels(HELDOUT)  # each row parses, no label contradicts another
     rows = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines()]
-    assert len(labels) == len(rows) >= 700
+    assert len(labels) == len(rows) >= 780
     assert all(r["held_out"] and r["source"] in ("peerread_iclr2017", "peerread_acl2017") for r in rows)
     assert all(r["reason"].strip() and r["sentence_before"] != r["sentence_after"] for r in rows)
     assert all(r["original"] in r["sentence_before"] and r["injected"] in r["sentence_after"] for r in rows)
@@ -104,9 +104,14 @@ def test_heldout_labels_are_complete_and_give_the_documented_figures():
     # batch 12: rules version 12, frozen before it was read, on 56 ICLR 2017 train reviews of 18 papers never
     # read before (336-365): 48/58; not changed since
     assert _validity(rows, "seeds_heldout", 12) == {"Entity": (19, 22), "Number": (20, 27), "Temporal": (9, 9)}
-    # all six fresh batches under the rules frozen before each: 299/378 = 79.1 %, no rule set at 90 % twice
-    fresh = [r for r in rows if r["batch"] >= 7 and r["seeds_heldout"]]
+    # the six fresh batches 7-12 under the rules frozen before each: 299/378 = 79.1 %
+    fresh = [r for r in rows if 7 <= r["batch"] <= 12 and r["seeds_heldout"]]
     assert (sum(r["valid"] for r in fresh), len(fresh)) == (299, 378)
+    # batch 13: rules version 13 (no small count; rule edits only in sentences that report the paper),
+    # frozen before it was read, on 102 ICLR 2017 train reviews of 32 papers never read before (367-407)
+    assert _validity(rows, "seeds_heldout", 13) == {"Entity": (53, 59), "Number": (8, 8)}
+    seed0 = [r for r in rows if r["batch"] == 13 and 0 in r["seeds_heldout"]]
+    assert (sum(r["valid"] for r in seed0), len(seed0)) == (25, 29)
 
 
 def test_identifiers_after_a_label_are_not_values():
@@ -342,11 +347,11 @@ def test_ninth_round_names_with_numbers_hypotheticals_examples_and_wrapped_lines
 def test_tenth_round_sentences_that_name_the_paper_citation_indices_and_further_label_numbers():
     """Batch 10 (held-out ICLR and ACL 2017 dev reviews under rules 10): what its labels found."""
     number, entity = (review_taxonomy().anchor(a) for a in ("Number", "Entity"))
-    paper = "We train 3 layers on MNIST and SVHN; see Equation 1 and Equation 2. The last four images show artifacts."
+    paper = "We train 32 layers on MNIST and SVHN; see Equation 1 and Equation 2. The last four images show artifacts."
     # a sentence that does not name the paper is no place, whatever words it shares with it
     s = "For Cifar-10/100, MNIST and SVHN, everyone knows very well what a reasonable model initialization looks like."
     assert rule_places(entity, s, paper, require_grounding=True) == []
-    assert rule_places(number, "The authors train 3 layers on MNIST.", paper, require_grounding=True)
+    assert rule_places(number, "The authors train 32 layers on MNIST.", paper, require_grounding=True)
     # citation indices of a reference list, and a label's further numbers
     assert _numbers("See [1] and [2, 3] for the 5 layers.") == ["5"]
     assert _numbers("- In Equation 1 and 2 the authors mention a phrase representation.") == []
@@ -372,3 +377,20 @@ def test_eleventh_round_clauses_about_the_field_and_modal_shifts():
     assert [c.kind for c in rule_places(entity, "The authors train an LSTM on binary MNIST.", paper, require_grounding=True)]
     s = "The authors argue that this sparsity could be exploited with specialized hardware."
     assert rule_places(temporal, s, paper, require_grounding=True) == []  # the paper's own "will" may say so
+
+
+def test_thirteenth_round_no_small_count_and_only_sentences_that_report_the_paper():
+    """Rules 13, from batches 7-12 together: small counts were valid 50 times in 96, edits in the reviewer's
+    critique (soundness, reproducibility), related work and other remarks 113 in 151."""
+    from corpora.reviews.corpus_builder import BuildConfig, ReviewInjectionBuilder
+    from corpora.reviews.records import ReviewCopy
+    from corpora.reviews.segmentation import segment_review
+
+    number = review_taxonomy().anchor("Number")
+    paper = "We evaluate in two application domains and report 85.4% accuracy on 36 tasks."
+    assert rule_places(number, "The authors evaluate in two application domains.", paper, require_grounding=True) == []
+    text = "The authors report 85.4% accuracy on 36 tasks. The authors derive 85.4% on 36 tasks from an unsound bound."
+    builder = ReviewInjectionBuilder(config=BuildConfig(seed=0, injected_copies=1))
+    for aspects, open_sentences in ((["results", "results"], {0, 1}), (["results", "soundness"], {0})):
+        screened = builder.screen(ReviewCopy("r", "p", text, segment_review(text, aspects), paper))
+        assert set(screened) == open_sentences, aspects  # the reviewer's critique of soundness: no rule edit

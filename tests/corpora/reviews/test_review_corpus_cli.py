@@ -18,11 +18,11 @@ from tests.helpers.paths import REPO_ROOT
 def _reviews(tmp_path):
     path = tmp_path / "reviews.jsonl"
     rows = [
-        {"paper_id": "p1", "paper_text": "We use BERT and RoBERTa on GLUE and SQuAD. BERT reaches 85.4% accuracy on 3 datasets.",
+        {"paper_id": "p1", "paper_text": "We use BERT and RoBERTa on GLUE and SQuAD. BERT reaches 85.4% accuracy on 36 datasets.",
          "review_text": "The paper fine-tunes BERT on GLUE and reports 85.4% accuracy. Recent work might help. "
-                        "The authors use 3 datasets."},
-        {"paper_id": "p2", "paper_text": "A paper. In 2019, we compared five baselines on SQuAD.",
-         "review_text": "In 2019, the authors compared five baselines on SQuAD."},
+                        "The authors use 36 datasets."},
+        {"paper_id": "p2", "paper_text": "A paper. In 2019, we compared 15 baselines on SQuAD.",
+         "review_text": "In 2019, the authors compared 15 baselines on SQuAD."},
         {"paper_id": "p3"},
     ]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
