@@ -38,7 +38,6 @@ import asyncio
 import hashlib
 import json
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -244,12 +243,8 @@ class ReviewInjectionBuilder:
         for _ in range(_EDIT_DRAWS):
             cand = rng.choice(places)
             edit = rule_edit(injector, sentence.text, cand, rng, copy.paper_text)
-            edited = edit.apply(sentence.text)
-            value_end = edit.start + len(edit.replacement)
-            value_start = value_end - len(edit.replacement if edit.start == cand.start else
-                                          re.sub(r"^\w+\s+", "", edit.replacement))  # "a Transformer": the name
             original = sentence.text[cand.start : cand.end]
-            if edit_refutable(cand.kind, edited, value_start, value_end, copy.paper_text, rest, original):
+            if edit_refutable(cand.kind, edit.apply(sentence.text), *edit.value_span(), copy.paper_text, rest, original):
                 return edit
         return None
 

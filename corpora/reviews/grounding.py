@@ -2,28 +2,30 @@
 
 Rule after rule closed numbers and names that are no claims about the paper (theorem numbers, the
 reviewer's rating, counts of the review's own points, hypotheticals, citation years of works the
-paper never cites, ...); each fresh batch of held-out reviews brought new cases. Grounding replaces
-the chase with one structural test: the edited thing must be in the paper, and the sentence must be
-about the paper.
+paper never cites, ...); each fresh batch of held-out reviews brought new cases. Grounding adds
+structural tests: the edited thing must be in the paper, the sentence must be about the paper, and
+the edit must be one the paper refutes.
 
-- `value_grounded`: the original value is found in the paper's text. A number as a quantity (same
-  value: "1,000" = "1000", "85.4%" = "85.4", "two" = "2"; the paper's own section, table and
-  equation numbers, and a number opening a line (a heading's), are no quantities), and where the sentence names what it
-  counts or measures (the word after it, "5 layers", or before it, "accuracy of 85.4") that noun
-  near one of the paper's mentions of the value (rapidfuzz ratio, so "layer"/"layers" agree); an
-  entity by name (whole word); a year the paper cites with a name the sentence gives (`year_grounded`),
-  else as a value; a month by itself. A recency word or a modal has no value of
-  its own: it is grounded when the sentence shares a content-word bigram with the paper.
-  A small count ("two datasets", "3 layers": up to twelve) is never grounded (`SMALL_COUNT`).
-- `about_paper`: the sentence talks about the paper: it names it ("the authors", "the paper",
-  "they", "this work", "Table 3", "the results", ...) or shares a content-word bigram with it.
+- `place_grounded`: the original value is found in the paper's text. A number as a quantity (same
+  value: "1,000" = "1000", "85.4%" = "85.4"; the paper's own section, table and equation numbers,
+  and a number opening a line (a heading's), are no quantities), and where the sentence names what
+  it counts or measures (the word after it, "5 layers", or before it, "accuracy of 85.4") that noun
+  near one of the paper's mentions of the value (rapidfuzz ratio, so "layer"/"layers" agree); no
+  small count ("two datasets", "3 layers": up to twelve, `SMALL_COUNT`); an entity by name (whole
+  word); a year the paper cites with a name the sentence gives (`year_grounded`), else as a value; a
+  month by itself. A recency word, a modal and the paper's own names are never grounded.
+- `about_paper`: the sentence names the paper ("the authors", "the paper", "they", "this work",
+  "Table 3", "the results", ...) and, unless it names the authors or the paper, says nothing of the
+  field at large; `field_spans` closes a clause about the field in any sentence.
 - `edit_refutable`: the edited sentence is one the paper refutes: the new value is not one the paper
-  also states for the same thing (a number with its noun, a year, a swapped-in name the paper
-  mentions: "accuracy" -> "recall" in a paper that reports recall may still be true), and the review
-  itself does not write it elsewhere (a reviewer's own term or figure, "which I would call recall").
+  also states for the same thing (a number with its noun, a year with the cited name, a swapped-in
+  name the paper mentions: "accuracy" -> "recall" in a paper that reports recall may still be true),
+  and the review does not write it elsewhere (a reviewer's own term or figure) nor state the
+  original again ("the two domains" in the next sentence).
+- `REPORTING_ASPECTS`: the aspects of sentences a rule edit may touch (the builder applies it).
 
 Without the paper's text nothing is grounded (an empty `paper_text` grounds no place).
-Pure functions; the paper's numbers and bigrams are indexed once per paper (cached).
+Pure functions; the paper's numbers and citations are indexed once per paper (cached).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from functools import cache
 from rapidfuzz import fuzz
 
 from corpora.reviews.clauses import clause_spans
-from corpora.reviews.rule_injectors import is_identifier_context, venue_names
+from corpora.reviews.rule_injectors import COUNT_WORD_VALUES, is_identifier_context, venue_names
 
 _STOP = frozenset("""a an the and or but nor of in on at to for from by with without into onto over under than then
 that this these those there their they them it its is are was were be been being has have had do does did not no
@@ -44,14 +46,7 @@ each both either neither other another same own can could may might will would s
 he she his her i me my us one two three four five six seven eight nine ten paper authors author work results
 figure table section see use used using show shows shown well much many""".split())  # noqa: SIM905  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]+")
-_ABOUT = re.compile(r"(?<![\w-])(?:the\s+authors?|authors'?|the\s+(?:paper|manuscript|submission|work|study|"
-                    r"approach|method|model|framework|proposed\s+\w+|experiments?|results?|evaluation|analysis)|"
-                    r"this\s+(?:paper|work|study|submission|manuscript|approach|method)|they|their|"
-                    r"(?:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix)\s*\(?\d+|results?|"
-                    r"experiments?|proposed|propose[sd]?|reports?|reported|shows?|showed|shown|demonstrat\w*)"
-                    r"(?![\w-])", re.I)  # fmt: skip
-_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-                "ten": 10, "eleven": 11, "twelve": 12}  # fmt: skip
+_COUNT_WORDS = COUNT_WORD_VALUES
 _PAPER_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\d])")
 _PAPER_COUNT_WORD = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.I)
 _HEADING_NUMBER = re.compile(r"(?:^|\n)[ \t]*$")
@@ -62,22 +57,6 @@ _NEAR = 40
 
 def _content_words(text: str) -> list[str]:
     return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(w) > 2 and w not in _STOP]
-
-
-def _bigrams(words: list[str]) -> set[frozenset[str]]:
-    """Adjacent content-word pairs, in either order ("baselines were compared" ~ "compared five
-    baselines"), plural s dropped."""
-    return {frozenset((a.rstrip("s"), b.rstrip("s"))) for a, b in zip(words, words[1:], strict=False)}
-
-
-@cache
-def _paper_bigrams(paper_text: str) -> frozenset[frozenset[str]]:
-    return frozenset(_bigrams(_content_words(paper_text)))
-
-
-def shares_bigram(sentence: str, paper_text: str) -> bool:
-    """A pair of adjacent content words of the sentence that the paper also writes ("spatial transformer")."""
-    return bool(paper_text) and bool(_bigrams(_content_words(sentence)) & _paper_bigrams(paper_text))
 
 
 # What the field does, not the paper ("One of the most widely used methods to represent documents now
@@ -318,4 +297,4 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
 
 
 __all__ = ["REPORTING_ASPECTS", "SMALL_COUNT", "about_paper", "edit_refutable", "name_grounded", "number_grounded", "place_grounded",
-           "field_spans", "shares_bigram", "year_grounded"]
+           "field_spans", "year_grounded"]

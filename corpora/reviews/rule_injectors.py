@@ -35,15 +35,22 @@ ENTITIES_PATH = Path(__file__).resolve().parent / "data" / "entities.toml"
 
 @dataclass(frozen=True)
 class RuleEdit:
-    """Replace `sentence[start:end]` by `replacement`; `leaf` is the type the edit instantiates."""
+    """Replace `sentence[start:end]` by `replacement`; `leaf` is the type the edit instantiates.
+    `value_offset`: where the new value starts in `replacement` (after an article the edit also
+    changed: "a Transformer" for "an LSTM")."""
 
     start: int
     end: int
     replacement: str
     leaf: str
+    value_offset: int = 0
 
     def apply(self, sentence: str) -> str:
         return sentence[: self.start] + self.replacement + sentence[self.end :]
+
+    def value_span(self) -> tuple[int, int]:
+        """The new value's `[start, end)` in the edited sentence."""
+        return self.start + self.value_offset, self.start + len(self.replacement)
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ _COUNT_NOUN = re.compile(r"^\s*(?:[\w-]+\s+)?(?:samples?|examples?|instances?|la
                          r"papers?|models?|baselines?|benchmarks?|classes|categories|experiments?|sentences?|"
                          r"documents?|questions?|pairs?|points?)\b", re.I)  # fmt: skip
 _COUNT_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+COUNT_WORD_VALUES = {w: i + 2 for i, w in enumerate(_COUNT_WORDS)}
+"""The count words a rule edits, by value ("two" = 2)."""
 _COUNT_WORD = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.I)
 
 
@@ -279,7 +288,7 @@ def number_candidates(sentence: str, paper_text: str = "") -> list[Candidate]:
 def _candidate_value(sentence: str, cand: Candidate) -> float:
     token = sentence[cand.start : cand.end]
     if cand.kind == "count_word":
-        return float(_COUNT_WORDS.index(token.lower()) + 2)
+        return float(COUNT_WORD_VALUES[token.lower()])
     return float(token.replace(",", ""))
 
 
@@ -669,8 +678,8 @@ def _with_article(sentence: str, edit: RuleEdit) -> RuleEdit:
     m = _ARTICLE_BEFORE.search(sentence[: edit.start])
     if not m or m.group(1).lower() == _an(edit.replacement):
         return edit
-    article = _case_like(_an(edit.replacement), m.group(1))
-    return RuleEdit(m.start(), edit.end, article + m.group(2) + edit.replacement, edit.leaf)
+    prefix = _case_like(_an(edit.replacement), m.group(1)) + m.group(2)
+    return RuleEdit(m.start(), edit.end, prefix + edit.replacement, edit.leaf, value_offset=len(prefix))
 
 
 # ---------------------------------------------------------------- registry
