@@ -20,11 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from corpora.reviews.corpus_io import read_jsonl
 from corpora.reviews.validity import base_review_id, load_validity_labels
-
-
-def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def injections_to_label(corpus_dirs: list[Path], labelled: set[tuple[str, int, str, str]]) -> tuple[list[dict], dict[str, str]]:
@@ -32,28 +29,28 @@ def injections_to_label(corpus_dirs: list[Path], labelled: set[tuple[str, int, s
     found: dict[tuple[str, int, str, str], dict] = {}
     papers: dict[str, str] = {}
     for folder in corpus_dirs:
-        items = {r["item_id"]: r["payload"] for r in _rows(folder / "items.jsonl")}
-        for payload in items.values():
-            papers.setdefault(payload["paper_id"], payload.get("paper_text") or "")
-        for row in _rows(folder / "truth.jsonl"):
-            truth = row["truth"]
-            source = base_review_id(truth["review_id"])
-            clean = items.get(f"{source}#clean")
+        copies, truths, errors = read_jsonl(folder / "items.jsonl", folder / "truth.jsonl")
+        if errors:
+            raise SystemExit(f"{folder}: {errors[0]}")
+        by_id = {c.review_id: c for c in copies}
+        for copy in copies:
+            papers.setdefault(copy.paper_id, copy.paper_text)
+        for copy_id, truth in truths.items():
+            source = base_review_id(copy_id)
+            clean = by_id.get(f"{source}#clean")
             if clean is None:
                 raise SystemExit(f"{folder}/items.jsonl: no clean copy of {source}")
-            sentences = {s["index"]: s["text"] for s in clean["sentences"]}
-            injected_sentences = {s["index"]: s["text"] for s in items[truth["review_id"]]["sentences"]}
-            for inj in truth["injections"]:
-                key = (source, inj["sentence_index"], inj["original"], inj["injected"])
+            for inj in truth.injections:
+                key = (source, inj.sentence_index, inj.original, inj.injected)
                 if key in labelled:
                     continue
-                if key not in found:
-                    found[key] = {"review_id": source, "paper_id": truth["paper_id"], "sentence_index": inj["sentence_index"],
-                                  "anchor": inj["anchor"], "leaf": inj["leaf"], "original": inj["original"],
-                                  "injected": inj["injected"], "sentence_before": sentences[inj["sentence_index"]],
-                                  "sentence_after": injected_sentences[inj["sentence_index"]], "corpora": []}  # fmt: skip
-                if str(folder) not in found[key]["corpora"]:
-                    found[key]["corpora"].append(str(folder))
+                row = found.setdefault(key, {
+                    "review_id": source, "paper_id": truth.paper_id, "sentence_index": inj.sentence_index,
+                    "anchor": inj.anchor, "leaf": inj.leaf, "original": inj.original, "injected": inj.injected,
+                    "sentence_before": clean.sentences[inj.sentence_index].text,
+                    "sentence_after": by_id[copy_id].sentences[inj.sentence_index].text, "corpora": []})  # fmt: skip
+                if str(folder) not in row["corpora"]:
+                    row["corpora"].append(str(folder))
     return sorted(found.values(), key=lambda r: (r["review_id"], r["sentence_index"], r["injected"])), papers
 
 
