@@ -6,7 +6,7 @@ Tasks 1-3) or the natural track (the reviews with their own labels, ReviewCritiq
 segments; scored per LLM reviewer and per error type). Items are of kind `review` (payload =
 `ReviewCopy`); the truth table's `extra_json` is the `ReviewTruth` plus the review's `reviewer`
 and `track`, so scoring needs nothing but the stored records. Labels are compared at scoring time:
-no adjudication. Controls: the registered `review_null` system (flags nothing), named in a config.
+no adjudication. Controls: the registered `review_null` (flags nothing) and `review_flag_all` (flags everything) systems, named in a config.
 """
 
 from __future__ import annotations

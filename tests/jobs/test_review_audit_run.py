@@ -80,7 +80,7 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     assert "Review audit (HalluPeer Tasks 1-3)" in result.stdout
     store = Store(str(tmp_path / "runs"))
     runs = runs_by_system(tmp_path / "runs")
-    assert set(runs) == {"review_lexical", "review_null"}
+    assert set(runs) == {"review_lexical", "review_null", "review_flag_all"}
     scores = {}
     for system, run_id in runs.items():
         stored = json.loads((tmp_path / "runs" / run_id / "scores.json").read_text())
@@ -102,6 +102,12 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     for metric in ("review_recall", "review_f1", "sentence_recall", "sentence_f1", "token_f1", "type_micro_f1"):
         assert null[metric] == 0.0, metric
     assert null["review_precision"] is None and "review_precision" in null["undefined"]
+    # the adversary flags everything: perfect recall, and the detector must beat it where it counts
+    flag_all = scores["review_flag_all"]
+    assert flag_all["review_recall"] == flag_all["sentence_recall"] == 1.0
+    assert flag_all["review_precision"] == pytest.approx(3 / 11)  # the share of injected copies, nothing more
+    for metric in ("review_f1", "sentence_f1", "token_f1", "sentence_precision"):
+        assert lexical[metric] > flag_all[metric], metric
     report = next((tmp_path / "runs" / "reports").glob("*/review_report.md"))
     assert {"review_report.html", "type_f1_heatmap.png", "level_f1_bars.png", "review_metrics.csv"} <= {
         p.name for p in report.parent.iterdir()}
@@ -112,7 +118,7 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
     experiment = client.get_experiment_by_name("scrutineer/reviews_sample")
     tracked = [r for r in client.search_runs([experiment.experiment_id]) if "system" in r.data.params]
-    assert sorted(r.data.params["system"] for r in tracked) == ["review_lexical", "review_null"]
+    assert sorted(r.data.params["system"] for r in tracked) == ["review_flag_all", "review_lexical", "review_null"]
     lex = next(r for r in tracked if r.data.params["system"] == "review_lexical")
     assert lex.data.metrics["review_f1"] == pytest.approx(lexical["review_f1"])
 

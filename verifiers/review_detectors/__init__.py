@@ -2,7 +2,7 @@
 
 `review_llm_judge` (RA-LLM: BM25 evidence, KR / CoT / Contrast, sentence or review mode),
 `review_nli` (entailment by a small CPU model, SmolLM2 by default), `review_lexical` (numbers the
-paper never states; no model), `review_null` (the control: flags nothing) and `review_import` (predictions made elsewhere, JSONL). Each takes
+paper never states; no model), `review_null` and `review_flag_all` (the controls: flag nothing, flag everything) and `review_import` (predictions made elsewhere, JSONL). Each takes
 `review` items (payload = `ReviewCopy`) and returns one Output per review: HALLUCINATED / VALID,
 with `detail["review"] = ReviewPrediction.to_detail()`. Importing the package registers them.
 """
