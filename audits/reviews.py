@@ -6,7 +6,9 @@ Tasks 1-3) or the natural track (the reviews with their own labels, ReviewCritiq
 segments; scored per LLM reviewer and per error type). Items are of kind `review` (payload =
 `ReviewCopy`); the truth table's `extra_json` is the `ReviewTruth` plus the review's `reviewer`
 and `track`, so scoring needs nothing but the stored records. Labels are compared at scoring time:
-no adjudication. Controls: the registered `review_null` (flags nothing) and `review_flag_all` (flags everything) systems, named in a config.
+no adjudication. Controls: the registered `review_null` (flags nothing) and `review_flag_all` (flags everything)
+systems, named in a config; with either present each figure is judged against them (AUDIT INVALID,
+scoring/reviews/validity.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from audits.base import (
 )
 from audits.summary import RunSummary, count_outage_answers
 from storage.run_publication import (
+    AuditValidity,
     Submission,
     close_system_run,
     finish_system_runs,
@@ -317,7 +320,24 @@ def score_review_runs(store: Store, runs: list[Any], *, failed: dict[tuple[str, 
             scores["per_reviewer"] = {m.stratum.removeprefix("reviewer="): m.value for m in score.metrics
                                       if m.metric == "segment_f1" and m.stratum.startswith("reviewer=")}  # fmt: skip
         scored.append(ScoredReviewRun(run, outputs, score, metrics, scores, None, outage_items, published))
+    _judge_by_controls(scored, track)
     return ReviewAuditScores(scored, track, allow_incomplete)
+
+
+def _judge_by_controls(scored: list[ScoredReviewRun], track: str) -> None:
+    """With a control among the systems, every scored run's scores say which of its figures the
+    controls invalidate (`audit_invalid_reasons`, empty when none)."""
+    from scoring.reviews.validity import CONTROL_SYSTEMS, review_invalid_reasons
+
+    controls = {s.run.system_label: CONTROL_SYSTEMS[name] for s in scored
+                if (name := s.run.manifest["system"]["name"]) in CONTROL_SYSTEMS}  # fmt: skip
+    if not controls:
+        return
+    rows = [r for s in scored if s.first_error is None for r in s.metrics.to_pylist()]
+    for s in scored:
+        if s.first_error is None:
+            s.scores["audit_invalid_reasons"] = review_invalid_reasons(rows, controls, track=track,
+                                                                       system=s.run.system_label)  # fmt: skip
 
 
 class ReviewRunSummary(RunSummary):
@@ -364,6 +384,8 @@ def publish_review_runs(store: Store, runs: list[Any], scored: ReviewAuditScores
         system = close_system_run(store, s.run, s.outputs, failed, s.metrics, s.scores, outage_items=s.outage_items,
                                   published=s.published, allow_incomplete=scored.allow_incomplete,
                                   first_error=s.first_error)  # fmt: skip
+        if "audit_invalid_reasons" in s.scores:
+            system.validity = AuditValidity(True, tuple(s.scores["audit_invalid_reasons"]))
         summary.systems.append(system)
         tracked.append((system, s.run, s.metrics, s.metrics.to_pylist() if system.scored else [], {}))
     report_dir = work_dir / "report"
@@ -373,8 +395,9 @@ def publish_review_runs(store: Store, runs: list[Any], scored: ReviewAuditScores
              f"{len(scored.runs)} detectors. Every number is recomputed from the stored outputs and truth "
              "(`review_metrics.csv`); intervals are paper-level bootstrap 95%.")  # fmt: skip
     context = report_context(store, [r.run_id for r in runs])  # after close_system_run: states each status
-    report_files = write_review_report(report_dir, rows, track=scored.track, intro=intro,
-                                       context=context) if runs else []  # fmt: skip
+    warning = "\n".join(summary.audit_invalid_reasons) or None
+    report_files = write_review_report(report_dir, rows, track=scored.track, intro=intro, context=context,
+                                       warning=warning) if runs else []  # fmt: skip
     summary.report_uris, summary.leaderboard_uri = publish_report(store, summary.systems, runs, report_dir,
                                                                   report_files, columns)  # fmt: skip
     if tracking_uri:

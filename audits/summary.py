@@ -66,8 +66,8 @@ class RunSummary:
         if not reasons:
             return ""
         rule = "!" * 100
-        return "\n".join(["", rule, "AUDIT INVALID: the controls say these detection rates must not be published "
-                           "(see the report's Controls section):", *(f"  - {r}" for r in reasons), rule])
+        return "\n".join(["", rule, "AUDIT INVALID: the controls say these figures must not be published "
+                           "(the report says why):", *(f"  - {r}" for r in reasons), rule])
 
     def _render(self) -> str:
         if self.columns == LEADERBOARD_METRICS and not self.labelled:

@@ -58,7 +58,8 @@ exit status:
      in flight landed after the takeover, and the message names the new owner, who carries the run on
   7  AUDIT INVALID (audits that carry controls): a control (null, random-quote, quote-everything,
      token-quotes or a system's shuffled outputs) reaches a system's detection rate within its 95% CI, or the
-     null control detects more than 5% of its injections; everything is stored and the banner above the leaderboard,
+     null control detects more than 5% of its injections; in the review audit, review_flag_all reaches a
+     detector's F1 or precision within its 95% CI, or review_null scores above 0; everything is stored and the banner above the leaderboard,
      run_summary.json (audit_validity) and MLflow (tag audit_validity) give the reasons. The figures must
      not be published as they are
 

@@ -65,6 +65,9 @@ GLOSSARY = (
     ("segment precision / recall / F1 / MCC", "ReviewCritique track: a segment an expert marked deficient is a "
                                               "positive; the detector's flagged segments against them."),
     ("95% CI", "paper-level bootstrap interval (papers resampled, not sentences)."),
+    ("AUDIT INVALID", "a control decides the figure: review_null scores above zero, or review_flag_all (flags, "
+                      "types and quotes everything) reaches a detector's figure within its 95% interval; that "
+                      "figure says nothing about the detector."),
 )
 _CAPTIONS = {"type_f1_heatmap.png": "F1 per type", "level_f1_bars.png": "F1 per level (or per LLM reviewer)"}
 
@@ -200,14 +203,16 @@ def _sections(rows: Rows, track: str) -> list[tuple[str, str, tuple[list[str], l
 
 
 def write_review_report(out_dir: str | Path, rows: Rows, *, track: str, title: str = "Review audit",
-                        intro: str = "", context: ReportContext | None = None) -> list[Path]:  # fmt: skip
-    """Write review_report.md / .html, review_metrics.csv and the figures; return their paths."""
+                        intro: str = "", context: ReportContext | None = None,
+                        warning: str | None = None) -> list[Path]:  # fmt: skip
+    """Write review_report.md / .html, review_metrics.csv and the figures; return their paths.
+    `warning`: the AUDIT INVALID reasons (scoring/reviews/validity.py), shown above everything."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figures = [type_f1_heatmap(rows, out / "type_f1_heatmap.png", track=track),
                level_bars(rows, out / "level_f1_bars.png", track=track)]  # fmt: skip
     page = ReportPage(title, context, intro, [Section(*x) for x in _sections(rows, track)], GLOSSARY,
-                      [Figure(f, _CAPTIONS[f.name]) for f in figures])  # fmt: skip
+                      [Figure(f, _CAPTIONS[f.name]) for f in figures], warning=warning)  # fmt: skip
     md_path, html_path = write_page(out, "review_report", page)
     names = ["run_id", "system", "metric", "stratum", "eval_mode", "value", "ci_low", "ci_high", "n"]
     csv_path = write_metrics_csv(out / "review_metrics.csv", rows, names)

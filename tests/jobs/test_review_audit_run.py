@@ -12,6 +12,7 @@ import pytest
 
 from audits.reviews import read_review_records, score_records
 from corpora.reviews.corpus_io import write_jsonl
+from jobs.run_corpus import EXIT_AUDIT_INVALID
 from storage.store import Store
 from tests.helpers.paths import REPO_ROOT, SHARED_DATA
 from tests.helpers.replay_server import replay_server, server_stats
@@ -76,8 +77,17 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     args = ("--config", str(SAMPLE_CONFIG), "--snapshot", SNAPSHOT,
             "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db")  # fmt: skip
     result = run_job("run_corpus.py", *args, cwd=tmp_path, env=ray_head.env())
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # 3 injections: review_lexical types like the flag_all control ("Number"), so its Task 2 figures are
+    # refuted by it; everything is stored and scored, the banner says which figures and the exit is 7
+    assert result.returncode == EXIT_AUDIT_INVALID, result.stdout[-3000:] + result.stderr[-3000:]
     assert "Review audit (HalluPeer Tasks 1-3)" in result.stdout
+    banner = result.stdout[: result.stdout.index("Review audit (HalluPeer Tasks 1-3)")]
+    assert "reaches detector review_lexical's type_macro_f1 0.400" in banner
+    assert "sentence_f1" not in banner and "token_f1" not in banner  # where it detects, it beats the control
+    [board_path] = (tmp_path / "runs" / "reports").glob("*/run_summary.json")
+    board = {r["system"]: r for r in json.loads(board_path.read_text())}
+    assert board["review_lexical"]["audit_validity"]["invalid"] is True
+    assert board["review_null"]["audit_validity"] == {"checked": True, "invalid": False, "reasons": []}
     store = Store(str(tmp_path / "runs"))
     runs = runs_by_system(tmp_path / "runs")
     assert set(runs) == {"review_lexical", "review_null", "review_flag_all"}
@@ -112,6 +122,7 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     assert {"review_report.html", "type_f1_heatmap.png", "level_f1_bars.png", "review_metrics.csv"} <= {
         p.name for p in report.parent.iterdir()}
     assert "## Task 2 per anchor" in report.read_text() and "review_null" in report.read_text()
+    assert report.read_text().split("## Glossary")[0].count("AUDIT INVALID") == 2  # the warning, both figures
 
     from mlflow.tracking import MlflowClient
 
@@ -123,7 +134,7 @@ def test_sample_config_runs_scores_reports_and_resumes(ray_head, tmp_path):
     assert lex.data.metrics["review_f1"] == pytest.approx(lexical["review_f1"])
 
     again = run_job("run_corpus.py", *args, cwd=tmp_path, env=ray_head.env())
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert again.returncode == EXIT_AUDIT_INVALID, again.stdout[-3000:] + again.stderr[-3000:]
     shards = sum(len(store.finished_shards(r)) for r in runs.values())
     assert f"all {shards} shards already done (resumed)" in again.stdout
     assert json.loads((tmp_path / "runs" / runs["review_lexical"] / "scores.json").read_text())["review_f1"] == lexical["review_f1"]
@@ -162,7 +173,7 @@ def test_sample_run_on_s3(ray_head, moto_s3, tmp_path):
     env = {**ray_head.env(), **moto_s3.env()}
     result = run_job("run_corpus.py", "--config", str(SAMPLE_CONFIG), "--snapshot", SNAPSHOT, "--tracking-uri", "none",
                      "--storage", f"s3://{bucket}/reviews", cwd=tmp_path, env=env)  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == EXIT_AUDIT_INVALID, result.stdout[-3000:] + result.stderr[-3000:]
     keys = [o["Key"] for o in moto_s3.client().list_objects_v2(Bucket=bucket, Prefix="reviews/")["Contents"]]
     assert any(k.endswith("scores.json") and "review_lexical" in k for k in keys)
     assert any(k.endswith("review_report.html") for k in keys) and any(k.endswith("type_f1_heatmap.png") for k in keys)
