@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from scoring.control_reach import control_reach
 from scoring.papers.agreement import (
     grouped_reviewers,
     judge_agreement_rows,
@@ -267,14 +268,13 @@ def audit_invalid_reasons(rows: Sequence[dict[str, Any]], system: str | None = N
                            f"n = {null.get('n', '?')}); the adjudication awards detections to nothing.")  # fmt: skip
         for reviewer in [system] if system is not None else reviewers_of(rows):
             own = idx.get((reviewer, stratum_), {}).get("detection_rate")
-            if own is None or not _finite(own["value"]):
+            if own is None:
                 continue
-            low = own["ci_low"] if _finite(own.get("ci_low")) else own["value"]
             for name in (*CONTROL_NAMES, f"shuffled:{reviewer}"):
                 control = _control_rate(idx.get((CONTROL_PREFIX + name, stratum_), {}))
-                if control is None or control["value"] <= 0 or control["value"] < low:
+                if control is None or (reach := control_reach(control, own)) is None:
                     continue
-                how = "beats" if control["value"] > own["value"] else "reaches"
+                how, low = reach
                 reasons.append(f"AUDIT INVALID: the {name.split(':')[0]} control ({control['value']:.3f} over "
                                f"n = {control.get('n', '?')}) {how} reviewer {reviewer}'s detection rate "
                                f"{own['value']:.3f} [95% CI low {low:.3f}] ({track} track): its figure is not above "

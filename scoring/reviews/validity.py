@@ -21,6 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from scoring.control_reach import control_reach
+
 ControlKind = Literal["null", "flag_all"]
 
 CONTROL_SYSTEMS: dict[str, ControlKind] = {"review_null": "null", "review_flag_all": "flag_all"}
@@ -63,12 +65,9 @@ def review_invalid_reasons(rows: Sequence[Mapping[str, Any]], controls: Mapping[
                 continue
             for metric in checked:
                 own, control = table.get((detector, metric)), table.get((label, metric))
-                if own is None or control is None or not _finite(own["value"]) or not _finite(control["value"]):
+                if own is None or control is None or (reach := control_reach(control, own)) is None:
                     continue
-                low = own["ci_low"] if _finite(own.get("ci_low")) else own["value"]
-                if control["value"] <= 0 or control["value"] < low:
-                    continue
-                how = "beats" if control["value"] > own["value"] else "reaches"
+                how, low = reach
                 reasons.append(f"AUDIT INVALID: the flag_all control {label} ({metric} {control['value']:.3f}, "
                                f"n = {control.get('n', '?')}) {how} detector {detector}'s {metric} "
                                f"{own['value']:.3f} [95% CI low {low:.3f}] ({track} track): that figure is not "
