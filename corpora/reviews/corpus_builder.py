@@ -38,6 +38,7 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -132,6 +133,11 @@ class ReviewCorpus:
     """Injected copies not emitted, with the reason."""
     unavailable_anchors: tuple[str, ...] = ()
     """Anchors left out because no injector could make them (no LLM and no rule injector)."""
+
+
+_ONE_REVIEW_DEFECTS = (ArithmeticError, LookupError, ValueError, TypeError, re.error)
+"""What a rule may raise on text no one foresaw (a float power overflowing on "1.7M parameters"); a
+provider's or the budget's errors are none of these and still stop the build."""
 
 
 @dataclass
@@ -317,7 +323,10 @@ class ReviewInjectionBuilder:
 
         async def one(source: ReviewSource):
             async with gate:
-                return await self.build_review(source)
+                try:
+                    return await self.build_review(source)
+                except _ONE_REVIEW_DEFECTS as exc:  # a rule's defect on odd text costs this review's copies only
+                    return self._failed_review(source, exc)
 
         results = await asyncio.gather(*(one(s) for s in sources))
         copies, truths, counts, skipped = [], [], InjectionCounts(), []
@@ -331,6 +340,17 @@ class ReviewInjectionBuilder:
 
     def build(self, sources: Sequence[ReviewSource], name: str = "review_injection") -> ReviewCorpus:
         return asyncio.run(self.build_async(sources, name))
+
+    def _failed_review(self, source: ReviewSource, exc: Exception) -> tuple[list[ReviewCopy], list[ReviewTruth], InjectionCounts, list[dict]]:
+        """A review whose injection raised: its clean copy only, and each injected copy skipped with the
+        error, named by file and line, so the build goes on and the report says what was lost."""
+        base = source.copy
+        clean = replace(base, review_id=f"{base.review_id}#clean")
+        truth = ReviewTruth(clean.review_id, base.paper_id, False, (), {s.index: False for s in base.sentences}, {})
+        reason = f"injection failed ({source.source}:{source.line}): {type(exc).__name__}: {exc}"
+        skipped = [{"review_id": f"{base.review_id}#inj{k}", "reason": reason}
+                   for k in range(1, self.config.injected_copies + 1)]  # fmt: skip
+        return [clean], [truth], InjectionCounts(), skipped
 
 
 def apply_injections(base: ReviewCopy, copy_id: str, pending: Sequence[_Pending]) -> tuple[ReviewCopy, ReviewTruth]:

@@ -188,7 +188,8 @@ def arithmetic_tied(value: float, others: list[float]) -> bool:
     hold ("4 bits represent the 16 values"). A new value alone breaks the arithmetic of the sentence,
     which shows the edit without the paper. `others`: the values of the sentence's other candidates
     (identifiers, markers and years are none)."""
-    if any(_close(value, 2**w) or _close(w, 2**value) for w in others if 1 < w <= 64 and 1 < value <= 2**64):
+    # both powers only where they stay finite: 2 ** 1.7e6 overflows a float ("1.7M parameters")
+    if any(_close(value, 2**w) or (value <= 64 and _close(w, 2**value)) for w in others if 1 < w <= 64 and 1 < value <= 2**64):
         return True
     for i, a in enumerate(others):
         for j, b in enumerate(others):

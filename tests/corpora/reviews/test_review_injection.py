@@ -305,3 +305,33 @@ def test_rule_anchors_go_to_the_llm_when_rules_are_not_preferred():
     kept = [i for t in corpus.truths for i in t.injections]
     assert kept and all(i.injector == "llm" and (i.original, i.injected) == ("3", "4") for i in kept)
     assert all("HALLUCINATION TYPE\nNumber >" in p for p in gateway.prompts)
+
+
+def test_a_large_float_beside_small_numbers_is_no_overflow():
+    """"10.2M parameters" beside depths 20 and 40: 2 ** 10.2e6 overflowed a float and stopped a whole build
+    of 152 real reviews (held-out batch 15)."""
+    from corpora.reviews.rule_injectors import arithmetic_tied
+
+    assert not arithmetic_tied(10.2e6, [20.0, 40.0]) and arithmetic_tied(16.0, [4.0])
+    s = "It scales to a depth of 1202 with 10.2M parameters, fewer than at depths of 20 and 40."
+    assert [s[c.start : c.end] for c in number_candidates(s)] == ["1202", "20", "40"]  # raised before
+
+
+def test_a_rule_raising_on_one_review_costs_that_review_only(monkeypatch):
+    import corpora.reviews.corpus_builder as builder_module
+
+    real = builder_module.screen_sentence
+
+    def screen(text, *args, **kw):
+        if "POISON" in text:
+            raise OverflowError("Numerical result out of range")
+        return real(text, *args, **kw)
+
+    monkeypatch.setattr(builder_module, "screen_sentence", screen)
+    sources = _sources(2) + [review_source("bad:r1", "bad", "POISON 3 sentences here. " + REVIEW, PAPER, "reviews.jsonl", 7)]
+    _, corpus = _build(seed=7, sources=sources)
+    assert {c.review_id for c in corpus.copies if c.paper_id == "bad"} == {"bad:r1#clean"}  # its clean copy stays
+    assert sum(t.hallucinated for t in corpus.truths if t.paper_id != "bad") >= 2  # the others are injected
+    failed = [s for s in corpus.skipped if s["review_id"].startswith("bad:")]
+    assert [s["review_id"] for s in failed] == ["bad:r1#inj1", "bad:r1#inj2"]
+    assert failed[0]["reason"] == "injection failed (reviews.jsonl:7): OverflowError: Numerical result out of range"
