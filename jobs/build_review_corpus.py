@@ -172,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     kept = sum(len(t.injections) for t in truths)
     print(f"{name}: {len(sources)} reviews -> {len(copies)} copies, {kept} injections, "
           f"{len(errors)} load errors, {non_utf8_lines} lines not UTF-8 -> {args.out}")  # fmt: skip
+    if lost := [s for s in report.get("skipped", ()) if s.get("error")]:
+        print(f"  {len(lost)} injected copies lost to an error (report.json: skipped), first: "
+              f"{lost[0]['review_id']}: {lost[0]['reason']}", file=sys.stderr)  # fmt: skip
     if labels is not None:
         for anchor, row in report["validity"]["per_anchor"].items():
             share = "-" if row["valid_share"] is None else f"{row['valid_share']:.1%}"

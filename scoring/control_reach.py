@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 
-def _finite(x: Any) -> bool:
+def finite(x: Any) -> bool:
+    """A number that is neither NaN nor infinite (an undefined metric is stored as NaN)."""
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
@@ -16,12 +17,12 @@ def control_reach(control: Mapping[str, Any], own: Mapping[str, Any]) -> tuple[L
     above zero and at least the system's 95% CI lower bound (its value when it has no interval).
     Returns how ("beats": above the system's value itself; else "reaches") and the bound used; None
     when the figure stands or either value is undefined."""
-    if not _finite(control.get("value")) or not _finite(own.get("value")):
+    if not finite(control.get("value")) or not finite(own.get("value")):
         return None
-    low = own["ci_low"] if _finite(own.get("ci_low")) else own["value"]
+    low = own["ci_low"] if finite(own.get("ci_low")) else own["value"]
     if control["value"] <= 0 or control["value"] < low:
         return None
     return ("beats" if control["value"] > own["value"] else "reaches"), low
 
 
-__all__ = ["control_reach"]
+__all__ = ["control_reach", "finite"]

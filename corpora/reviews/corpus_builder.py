@@ -348,7 +348,7 @@ class ReviewInjectionBuilder:
         clean = replace(base, review_id=f"{base.review_id}#clean")
         truth = ReviewTruth(clean.review_id, base.paper_id, False, (), {s.index: False for s in base.sentences}, {})
         reason = f"injection failed ({source.source}:{source.line}): {type(exc).__name__}: {exc}"
-        skipped = [{"review_id": f"{base.review_id}#inj{k}", "reason": reason}
+        skipped = [{"review_id": f"{base.review_id}#inj{k}", "reason": reason, "error": True}
                    for k in range(1, self.config.injected_copies + 1)]  # fmt: skip
         return [clean], [truth], InjectionCounts(), skipped
 

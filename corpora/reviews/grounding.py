@@ -280,10 +280,8 @@ def edit_refutable(kind: str, edited: str, start: int, end: int, paper_text: str
     candidate of `kind`): the new value is not also what the paper states there (`number_grounded` on
     the edited sentence; a year, month or swapped-in vocabulary name the paper writes), and the
     review does not write it elsewhere (`rest_of_review`: the review without this sentence), nor, for
-    a number, the `original` value of the same thing (`_states_again`). A recency
-    word and a modal have no value to test."""
-    if kind in ("recency", "modal"):
-        return True  # a word of time or certainty: what the sentence asserts changes, not a value
+    a number, the `original` value of the same thing (`_states_again`). A recency word or a modal
+    never gets here: `place_grounded` opens no place for it."""
     token = edited[start:end]
     if _written_in(token, rest_of_review):
         return False

@@ -18,6 +18,7 @@ a character range of the sentence and its replacement, so the changed span is kn
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import tomllib
@@ -179,7 +180,7 @@ _APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:over|more\s+than|fewer\s+than|less\s+
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
 def arithmetic_tied(value: float, others: list[float]) -> bool:

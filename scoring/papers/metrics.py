@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from scoring.control_reach import control_reach
+from scoring.control_reach import control_reach, finite
 from scoring.papers.agreement import (
     grouped_reviewers,
     judge_agreement_rows,
@@ -227,16 +227,12 @@ NULL_TOLERANCE = 0.05
 _TRACKS = ((ALL, "injected"), (_in_track(ALL), NATURAL))
 
 
-def _finite(value: Any) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def _control_rate(found: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
     """A control's rate over every injection it was scored on (`detection_over_all`: undecided
     verdicts stay in the denominator, so judges refusing to answer cannot make its rate look large
     or vanish); a table without that row falls back to the detection rate."""
     r = found.get("detection_over_all") or found.get("detection_rate")
-    return r if r is not None and _finite(r["value"]) else None
+    return r if r is not None and finite(r["value"]) else None
 
 
 def reviewers_of(rows: Sequence[dict[str, Any]]) -> list[str]:

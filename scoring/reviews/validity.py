@@ -17,11 +17,10 @@ constant predictor has none).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from scoring.control_reach import control_reach
+from scoring.control_reach import control_reach, finite
 
 ControlKind = Literal["null", "flag_all"]
 
@@ -33,10 +32,6 @@ CHECKED_METRICS: dict[str, tuple[str, ...]] = {
     "natural": ("segment_precision", "segment_f1"),
 }
 """Per track, the metrics a detector must win against the controls."""
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def review_invalid_reasons(rows: Sequence[Mapping[str, Any]], controls: Mapping[str, ControlKind], *,
@@ -52,7 +47,7 @@ def review_invalid_reasons(rows: Sequence[Mapping[str, Any]], controls: Mapping[
     for label, kind in controls.items():
         if kind != "null":
             continue
-        scored = [m for m in checked if _finite((table.get((label, m)) or {}).get("value")) and table[(label, m)]["value"] > 0]
+        scored = [m for m in checked if finite((table.get((label, m)) or {}).get("value")) and table[(label, m)]["value"] > 0]
         if scored:
             reasons.append(f"AUDIT INVALID: the null control {label} (flags nothing) scores above zero on "
                            f"{', '.join(scored)} ({track} track): the scoring awards detections to nothing.")  # fmt: skip

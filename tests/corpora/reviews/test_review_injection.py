@@ -335,3 +335,24 @@ def test_a_rule_raising_on_one_review_costs_that_review_only(monkeypatch):
     failed = [s for s in corpus.skipped if s["review_id"].startswith("bad:")]
     assert [s["review_id"] for s in failed] == ["bad:r1#inj1", "bad:r1#inj2"]
     assert failed[0]["reason"] == "injection failed (reviews.jsonl:7): OverflowError: Numerical result out of range"
+
+
+def test_the_build_job_reports_a_review_lost_to_a_rule_error(monkeypatch, tmp_path, capsys):
+    """The same through `jobs/build_review_corpus.py`: the other reviews built, the lost copies named
+    on stderr and in report.json."""
+    import corpora.reviews.corpus_builder as builder_module
+    from jobs.build_review_corpus import main as build_corpus
+
+    real = builder_module.screen_sentence
+    monkeypatch.setattr(builder_module, "screen_sentence", lambda text, *a, **kw: (
+        (_ for _ in ()).throw(OverflowError("out of range")) if "POISON" in text else real(text, *a, **kw)))
+    rows = [{"paper_id": "good", "paper_text": PAPER, "review_text": REVIEW},
+            {"paper_id": "bad", "paper_text": PAPER, "review_text": "POISON here. " + REVIEW}]
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert build_corpus([str(reviews), "--seed", "0", "--copies", "1", "--out", str(tmp_path / "built")]) == 0
+    out, err = capsys.readouterr()
+    assert "2 reviews -> " in out  # both kept: the lost one as its clean copy
+    assert "1 injected copies lost to an error" in err and "OverflowError: out of range" in err
+    report = json.loads((tmp_path / "built" / "report.json").read_text())
+    assert [s for s in report["skipped"] if s.get("error")][0]["reason"].startswith(f"injection failed ({reviews}:2)")
